@@ -1,0 +1,45 @@
+#include "core/status.h"
+
+#include <fmt/format.h>
+
+namespace zinf {
+
+const char* CodeName(Code c) {
+  switch (c) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "InvalidArgument";
+    case Code::kNotFound: return "NotFound";
+    case Code::kIo: return "IoError";
+    case Code::kNoSpace: return "NoSpace";
+    case Code::kOutOfMemory: return "OutOfMemory";
+    case Code::kCorrupt: return "Corrupt";
+    case Code::kUnsupported: return "Unsupported";
+    case Code::kInfeasible: return "Infeasible";
+    case Code::kInternal: return "Internal";
+    case Code::kAborted: return "Aborted";
+  }
+  return "Unknown";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return fmt::format("{}: {}", CodeName(code_), message_);
+}
+
+Status Status::WithContext(std::string_view context) const {
+  if (ok()) return *this;
+  return Status(code_, fmt::format("{}: {}", context, message_));
+}
+
+Status ErrnoStatus(int err, std::string_view what, const char* file, int line) {
+  std::string msg = fmt::format("{}: {} (errno {}) [{}:{}]", what, std::strerror(err), err, file, line);
+  switch (err) {
+    case ENOSPC: return NoSpace(std::move(msg));
+    case ENOENT: return NotFound(std::move(msg));
+    case ENOMEM: return OutOfMemory(std::move(msg));
+    case EINVAL: return InvalidArgument(std::move(msg));
+    default: return IoError(std::move(msg));
+  }
+}
+
+}  // namespace zinf
