@@ -1,0 +1,17 @@
+// File helpers: whole-file read, atomic write (temp file, fsync, rename).
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+
+namespace zinf {
+
+Result<std::string> ReadFile(const std::string& path);
+// Writes `data` to path.tmp.<pid>, fsyncs it, renames it over `path`, fsyncs the directory.
+// On failure the old file (if any) is untouched and the temporary is removed.
+Status WriteFileAtomic(const std::string& path, const std::string& data);
+// Creates the directory and its parents (like mkdir -p).
+Status MakeDirs(const std::string& dir);
+
+}  // namespace zinf

@@ -1,0 +1,201 @@
+#include "core/hw_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/field_reader.h"
+#include "core/file_util.h"
+#include "core/yaml_emit.h"
+
+namespace zinf {
+namespace {
+
+double Interpolate(const std::vector<CurvePoint>& c, double x, double fallback) {
+  if (c.empty() || x <= 0) return fallback;
+  if (x <= c.front().x) return c.front().y;
+  if (x >= c.back().x) return c.back().y;
+  for (size_t i = 1; i < c.size(); ++i) {
+    if (x <= c[i].x) {
+      double t = (std::log(x) - std::log(c[i - 1].x)) / (std::log(c[i].x) - std::log(c[i - 1].x));
+      return c[i - 1].y + t * (c[i].y - c[i - 1].y);
+    }
+  }
+  return c.back().y;
+}
+
+std::vector<CurvePoint> ReadCurve(FieldReader& r, const std::string& key) {
+  std::vector<CurvePoint> out;
+  for (FieldReader& p : r.MapList(key, /*allow_missing=*/true)) {
+    CurvePoint cp;
+    cp.x = p.Number("x", 1e-300, 1e30);
+    cp.y = p.Number("y", 1e-300, 1e30);
+    out.push_back(cp);
+  }
+  for (size_t i = 1; i < out.size(); ++i) {
+    if (out[i].x <= out[i - 1].x) {
+      r.Fail(key, "points must be sorted by strictly increasing x");
+      break;
+    }
+  }
+  return out;
+}
+
+void WriteCurve(YamlOut& y, const std::string& key, const std::vector<CurvePoint>& c) {
+  if (c.empty()) return;
+  y.BeginList(key);
+  for (const auto& p : c) {
+    y.Item();
+    y.Key("x", p.x);
+    y.Key("y", p.y);
+  }
+  y.EndList();
+}
+
+constexpr double kMaxBytes = 1e18;   // 1 EB: anything above is a typo
+constexpr double kMaxBw = 1e14;      // 100 TB/s
+constexpr double kMaxFlops = 1e17;   // 100 PFLOP/s per device
+
+}  // namespace
+
+double HwProfile::GemmRate(double flop) const {
+  // Below the first measured point the rate falls in proportion (launch-bound GEMMs).
+  if (!gemm_curve.empty() && flop < gemm_curve.front().x)
+    return gemm_curve.front().y * std::max(flop / gemm_curve.front().x, 1e-3);
+  return Interpolate(gemm_curve, flop, achievable_flops);
+}
+
+double HwProfile::AllgatherBusBw(double bytes) const {
+  if (!allgather_curve.empty() && bytes < allgather_curve.front().x)
+    return allgather_curve.front().y * std::max(bytes / allgather_curve.front().x, 1e-3);
+  return Interpolate(allgather_curve, bytes, intra_node_bw);
+}
+
+const std::vector<std::string>& HwProfileValueKeys() {
+  static const std::vector<std::string> keys = {
+      "node.gpus_per_node", "node.cpu_cores", "node.host_memory", "node.nvme_capacity",
+      "device.memory", "device.peak_flops", "device.achievable_flops", "device.memory_bw",
+      "bandwidth.h2d", "bandwidth.d2h", "bandwidth.h2d_alone", "bandwidth.d2h_alone",
+      "bandwidth.nvme_read", "bandwidth.nvme_write", "bandwidth.nvme_read_node",
+      "bandwidth.nvme_write_node", "bandwidth.host_memory", "network.intra_node",
+      "network.inter_node", "network.latency", "cpu.adam_params_per_s"};
+  return keys;
+}
+
+Result<HwProfile> LoadHwProfile(const std::string& path) {
+  ZINF_ASSIGN_OR_RETURN(YAML::Node node, LoadYamlFile(path));
+  FieldReader r(node, path);
+  HwProfile hw;
+  r.Enum("format", {"zinf.hwprofile/v1"});
+  hw.name = r.String("name");
+  hw.description = r.String("description", std::string(""));
+  hw.backend = r.Enum("backend", {"cuda", "cpu"}, std::string("cuda"));
+  FieldReader n = r.Map("node");
+  hw.gpus_per_node = n.Int("gpus_per_node", 1, 1024);
+  hw.cpu_cores = n.Int("cpu_cores", 1, 1 << 16);
+  hw.host_memory_bytes = n.Bytes("host_memory", 1 << 20, kMaxBytes);
+  hw.nvme_capacity_bytes = n.Bytes("nvme_capacity", 0, kMaxBytes, 0.0);
+  FieldReader d = r.Map("device");
+  hw.device_name = d.String("name");
+  hw.device_memory_bytes = d.Bytes("memory", 1 << 20, kMaxBytes);
+  hw.dtype = d.Enum("dtype", {"fp16", "bf16", "fp32"}, std::string("fp16"));
+  hw.peak_flops = d.Flops("peak_flops", 1e6, kMaxFlops);
+  hw.achievable_flops = d.Flops("achievable_flops", 1e6, kMaxFlops);
+  hw.memory_bw = d.Bandwidth("memory_bw", 1e6, kMaxBw);
+  hw.gemm_curve = ReadCurve(d, "gemm_curve");
+  if (hw.achievable_flops > hw.peak_flops * 1.0001)
+    d.Fail("achievable_flops", "must not exceed device.peak_flops");
+  FieldReader b = r.Map("bandwidth");
+  hw.h2d_bw = b.Bandwidth("h2d", 1e3, kMaxBw);
+  hw.d2h_bw = b.Bandwidth("d2h", 1e3, kMaxBw);
+  hw.h2d_bw_alone = b.Bandwidth("h2d_alone", 1e3, kMaxBw, hw.h2d_bw);
+  hw.d2h_bw_alone = b.Bandwidth("d2h_alone", 1e3, kMaxBw, hw.d2h_bw);
+  hw.nvme_read_bw = b.Bandwidth("nvme_read", 0, kMaxBw, 0.0);
+  hw.nvme_write_bw = b.Bandwidth("nvme_write", 0, kMaxBw, 0.0);
+  hw.nvme_read_bw_node = b.Bandwidth("nvme_read_node", 0, kMaxBw, hw.nvme_read_bw * static_cast<double>(hw.gpus_per_node));
+  hw.nvme_write_bw_node = b.Bandwidth("nvme_write_node", 0, kMaxBw, hw.nvme_write_bw * static_cast<double>(hw.gpus_per_node));
+  hw.host_mem_bw = b.Bandwidth("host_memory", 1e3, kMaxBw);
+  FieldReader net = r.Map("network");
+  hw.intra_node_bw = net.Bandwidth("intra_node", 1e3, kMaxBw);
+  hw.inter_node_bw = net.Bandwidth("inter_node", 0, kMaxBw, 0.0);
+  hw.collective_latency_s = net.Number("latency_s", 0, 1.0, 0.0);
+  hw.allgather_curve = ReadCurve(net, "allgather_curve");
+  FieldReader c = r.Map("cpu");
+  hw.cpu_adam_params_per_s = c.Number("adam_params_per_s", 1e3, 1e13);
+  FieldReader io = r.Map("nvme", /*allow_missing=*/true);
+  hw.nvme_block_size = io.Int("block_size", 4096, int64_t{1} << 30, int64_t{1} << 20);
+  hw.nvme_queue_depth = io.Int("queue_depth", 1, 4096, 8);
+  if (hw.nvme_block_size % 4096 != 0) io.Fail("block_size", "must be a multiple of 4096");
+  if (r.Has("provenance")) {
+    FieldReader p = r.Map("provenance");
+    YAML::Node pn = node["provenance"];
+    for (auto it = pn.begin(); it != pn.end(); ++it) {
+      std::string key = it->first.as<std::string>();
+      hw.provenance[key] = p.String(key);
+    }
+  }
+  ZINF_RETURN_IF_ERROR(r.Finish());
+  return hw;
+}
+
+std::string HwProfileToYaml(const HwProfile& hw) {
+  YamlOut y;
+  y.Comment("zinf hardware profile. Bandwidths are bytes/s per GPU with all GPUs of a node active");
+  y.Comment("unless the key says _alone (one GPU) or _node (node aggregate).");
+  y.Key("format", "zinf.hwprofile/v1");
+  y.Key("name", hw.name);
+  if (!hw.description.empty()) y.Key("description", hw.description);
+  y.Key("backend", hw.backend);
+  y.Begin("node");
+  y.Key("gpus_per_node", hw.gpus_per_node);
+  y.Key("cpu_cores", hw.cpu_cores);
+  y.Key("host_memory", hw.host_memory_bytes);
+  y.Key("nvme_capacity", hw.nvme_capacity_bytes);
+  y.End();
+  y.Begin("device");
+  y.Key("name", hw.device_name);
+  y.Key("memory", hw.device_memory_bytes);
+  y.Key("dtype", hw.dtype);
+  y.Key("peak_flops", hw.peak_flops);
+  y.Key("achievable_flops", hw.achievable_flops);
+  y.Key("memory_bw", hw.memory_bw);
+  WriteCurve(y, "gemm_curve", hw.gemm_curve);
+  y.End();
+  y.Begin("bandwidth");
+  y.Key("h2d", hw.h2d_bw);
+  y.Key("d2h", hw.d2h_bw);
+  y.Key("h2d_alone", hw.h2d_bw_alone);
+  y.Key("d2h_alone", hw.d2h_bw_alone);
+  y.Key("nvme_read", hw.nvme_read_bw);
+  y.Key("nvme_write", hw.nvme_write_bw);
+  y.Key("nvme_read_node", hw.nvme_read_bw_node);
+  y.Key("nvme_write_node", hw.nvme_write_bw_node);
+  y.Key("host_memory", hw.host_mem_bw);
+  y.End();
+  y.Begin("network");
+  y.Key("intra_node", hw.intra_node_bw);
+  y.Key("inter_node", hw.inter_node_bw);
+  y.Key("latency_s", hw.collective_latency_s);
+  WriteCurve(y, "allgather_curve", hw.allgather_curve);
+  y.End();
+  y.Begin("cpu");
+  y.Key("adam_params_per_s", hw.cpu_adam_params_per_s);
+  y.End();
+  y.Begin("nvme");
+  y.Key("block_size", hw.nvme_block_size);
+  y.Key("queue_depth", hw.nvme_queue_depth);
+  y.End();
+  if (!hw.provenance.empty()) {
+    y.Begin("provenance");
+    for (const auto& [k, v] : hw.provenance) y.Key(k, v);
+    y.End();
+  }
+  return y.str();
+}
+
+Status SaveHwProfile(const HwProfile& hw, const std::string& path) {
+  return WriteFileAtomic(path, HwProfileToYaml(hw));
+}
+
+}  // namespace zinf

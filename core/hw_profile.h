@@ -1,0 +1,68 @@
+// HwProfile: what one node of a machine can do (format zinf.hwprofile/v1). Bandwidths are
+// per GPU with every GPU of the node active (node-level contention included) unless the
+// name says _alone or _node. Every value should carry provenance (datasheet, paper, measured).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace zinf {
+
+struct CurvePoint {
+  double x = 0;  // GEMM size in FLOP (2*m*n*k), or message size in bytes
+  double y = 0;  // achieved FLOP/s, or bus bandwidth in bytes/s
+};
+
+struct HwProfile {
+  std::string name;
+  std::string description;
+  std::string backend = "cuda";  // cuda | cpu (the CPU backend: "device" = this CPU + arena)
+  // node
+  int64_t gpus_per_node = 1;
+  int64_t cpu_cores = 1;
+  double host_memory_bytes = 0;     // usable host memory per node
+  double nvme_capacity_bytes = 0;   // per node
+  // device
+  std::string device_name;
+  double device_memory_bytes = 0;   // per GPU (CPU backend: the arena budget)
+  std::string dtype = "fp16";       // training dtype of the compute rate
+  double peak_flops = 0;            // per GPU, datasheet
+  double achievable_flops = 0;      // per GPU, large-GEMM rate
+  double memory_bw = 0;             // device memory bandwidth (HBM; CPU backend: host copy bw)
+  std::vector<CurvePoint> gemm_curve;  // achieved rate by GEMM size; empty -> achievable_flops
+  // bandwidth, bytes/s, per GPU with all GPUs active
+  double h2d_bw = 0, d2h_bw = 0;
+  double h2d_bw_alone = 0, d2h_bw_alone = 0;
+  double nvme_read_bw = 0, nvme_write_bw = 0;
+  double nvme_read_bw_node = 0, nvme_write_bw_node = 0;
+  double host_mem_bw = 0;           // node, copy bandwidth
+  double intra_node_bw = 0;         // allgather bus bandwidth between GPUs of a node
+  double inter_node_bw = 0;         // per node, between nodes
+  double collective_latency_s = 0;  // per collective call
+  std::vector<CurvePoint> allgather_curve;  // busbw by message size; empty -> intra_node_bw
+  // CPU optimizer
+  double cpu_adam_params_per_s = 0;  // node-wide CPU Adam throughput (fp32 params/s)
+  // NVMe I/O settings that measured best
+  int64_t nvme_block_size = 1 << 20;
+  int64_t nvme_queue_depth = 8;
+  // dotted key ("bandwidth.h2d") -> where the value comes from
+  std::map<std::string, std::string> provenance;
+
+  // Achieved FLOP/s for one GEMM of `flop` FLOPs (log-linear interpolation of the curve).
+  double GemmRate(double flop) const;
+  // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).
+  double AllgatherBusBw(double bytes) const;
+};
+
+// The dotted keys every complete profile has (used to check provenance coverage).
+const std::vector<std::string>& HwProfileValueKeys();
+
+Result<HwProfile> LoadHwProfile(const std::string& path);
+std::string HwProfileToYaml(const HwProfile& hw);
+Status SaveHwProfile(const HwProfile& hw, const std::string& path);
+
+}  // namespace zinf

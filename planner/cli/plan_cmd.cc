@@ -1,0 +1,82 @@
+// zplan plan: search the schedule space, write plan.yaml, ds_config.json and report.html.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "core/file_util.h"
+#include "core/units.h"
+#include "planner/cli/commands.h"
+#include "planner/ds_config.h"
+#include "planner/report/plan_report.h"
+
+namespace zinf {
+namespace {
+
+struct PlanArgs {
+  CommonArgs common;
+  std::string out = "zplan-out";
+  int top = 5;
+  std::vector<std::string> strategies;
+  bool no_tiling = false;
+  bool no_prefetch = false;
+};
+
+std::string Describe(const PlanKnobs& k) {
+  return fmt::format("p:{} g:{} o:{} mb {} ga {} ci {}{} tile {} pf {}/{}/{}", TierName(k.placement.params),
+                     TierName(k.placement.grads), TierName(k.placement.optimizer), k.micro_batch, k.grad_accum,
+                     k.ckpt_interval, k.ckpt_interval > 0 && k.ckpt_tier == Tier::kHost ? "(host)" : "", k.tile_factor,
+                     k.prefetch_nvme, k.prefetch_h2d, k.prefetch_allgather);
+}
+
+int RunPlan(const PlanArgs& a) {
+  Result<Inputs> in = LoadInputs(a.common);
+  if (!in.ok()) return Fail(in.status());
+  SearchOptions o = in->options;
+  o.strategies = a.strategies;
+  o.top_k = a.top;
+  o.search_tiling = !a.no_tiling;
+  o.search_prefetch = !a.no_prefetch;
+  auto t0 = std::chrono::steady_clock::now();
+  Result<SearchResult> r = SearchPlans(in->model, in->hw, o);
+  double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok()) return Fail(r.status());
+  std::printf("zplan plan: %s on %s, %lld node(s): %lld candidates in %s, %lld feasible\n", in->model.name.c_str(),
+              in->hw.name.c_str(), (long long)o.nodes, (long long)r->evaluated, FormatSeconds(search_s).c_str(),
+              (long long)r->feasible);
+  std::printf("%-3s %-60s %11s %12s %9s %12s  %s\n", "#", "schedule", "step", "tokens/s", "TFLOP/s", "device/GPU", "bottleneck");
+  for (size_t i = 0; i < r->top.size(); ++i) {
+    const Candidate& c = r->top[i];
+    std::printf("%-3zu %-60s %11s %12.0f %9.2f %12s  %s\n", i + 1, Describe(c.knobs).c_str(),
+                FormatSeconds(c.prediction.step_time_s).c_str(), c.prediction.tokens_per_s, c.prediction.tflops_per_gpu,
+                FormatBytes(c.prediction.device_bytes).c_str(), c.prediction.bottleneck.c_str());
+  }
+  Plan best = MakePlan(in->model, in->hw, in->hw_path, r->top.front());
+  Status st = MakeDirs(a.out);
+  if (!st.ok()) return Fail(st);
+  const std::string plan_path = a.out + "/plan.yaml", ds_path = a.out + "/ds_config.json", html = a.out + "/report.html";
+  st = SavePlan(best, plan_path);
+  if (!st.ok()) return Fail(st);
+  st = WriteFileAtomic(ds_path, DeepSpeedConfig(best).dump(2) + "\n");
+  if (!st.ok()) return Fail(st);
+  st = WritePlanReport(best, *r, in->hw, html);
+  if (!st.ok()) return Fail(st);
+  std::printf("wrote %s, %s, %s\n", plan_path.c_str(), ds_path.c_str(), html.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterPlan(CLI::App& app, std::function<void(int)> set_rc) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand("plan", "search placement, micro-batch, checkpointing, tiling and prefetch; write the best plan");
+  AddCommonOptions(cmd, args->common);
+  cmd->add_option("--out,-o", args->out, "output directory (plan.yaml, ds_config.json, report.html)")->capture_default_str();
+  cmd->add_option("--top", args->top, "how many ranked candidates to print")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--strategy", args->strategies, "restrict placements (repeatable): none, opt:host, opt:nvme, params+opt:host, params+opt:nvme, all:nvme");
+  cmd->add_flag("--no-tiling", args->no_tiling, "do not search the tiling factor (1)");
+  cmd->add_flag("--no-prefetch-search", args->no_prefetch, "do not search prefetch depths (3/2/1)");
+  cmd->callback([args, set_rc] { set_rc(RunPlan(*args)); });
+}
+
+}  // namespace zinf

@@ -1,0 +1,144 @@
+#include "planner/model/memory_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace zinf {
+
+double DtypeBytes(const std::string& dtype) { return dtype == "fp32" ? 4.0 : 2.0; }
+
+StateBytes StateBytesFor(const std::string& dtype, const std::string& accounting) {
+  StateBytes s;
+  s.param = DtypeBytes(dtype);
+  s.grad = DtypeBytes(dtype);
+  // fp32 training keeps no separate master copy: the working params are the master.
+  double master = dtype == "fp32" ? 0.0 : 4.0;
+  s.optimizer = master + 8.0 + (accounting == "paper" ? 4.0 : 0.0);
+  return s;
+}
+
+double PaperModelStateBytes(const ModelSpec& m) { return 20.0 * CountParams(m).paper_blocks; }
+
+double PaperCheckpointBytes(const ModelSpec& m, double bsz, double ci) {
+  return 2.0 * bsz * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden) *
+         static_cast<double>(m.n_layer) / ci;
+}
+
+double PaperModelStateWorkingBytes(const ModelSpec& m) {
+  double hd = static_cast<double>(m.hidden);
+  return 4.0 * hd * 4.0 * hd;
+}
+
+double PaperActivationWorkingBytes(const ModelSpec& m, double bsz, double ci) {
+  double hd = static_cast<double>(m.hidden), seq = static_cast<double>(m.seq_len);
+  return bsz * seq * ci * (16.0 * hd + 2.0 * static_cast<double>(m.n_head) * seq);
+}
+
+OpSizes ComputeOpSizes(const ModelSpec& m) {
+  OpSizes o;
+  double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  double kv = static_cast<double>(m.n_kv_head * m.head_dim());
+  o.largest_linear = std::max(h * f, h * (h + 2 * kv));
+  o.embedding = static_cast<double>(m.vocab) * h;
+  o.layer = CountParams(m).per_layer;
+  return o;
+}
+
+namespace {
+
+struct Acc {
+  bool detail = true;
+  MemoryEstimate est;
+  // Formula text only when details are wanted (the search skips it: it is the hot path).
+  template <typename... Args>
+  std::string F(std::string_view f, const Args&... args) const {
+    return detail ? fmt::vformat(f, fmt::make_format_args(args...)) : std::string();
+  }
+  void Add(Tier tier, double bytes, const std::string& name, const std::string& formula) {
+    if (bytes <= 0) return;
+    if (detail) est.items.push_back({TierName(tier), name, bytes, formula});
+    if (tier == Tier::kDevice) est.device_bytes += bytes;
+    if (tier == Tier::kHost) est.host_bytes += bytes;
+    if (tier == Tier::kNvme) est.nvme_bytes += bytes;
+  }
+};
+
+}  // namespace
+
+MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool detail) {
+  Acc a;
+  a.detail = detail;
+  const ParamCounts pc = CountParams(m);
+  const OpSizes ops = ComputeOpSizes(m);
+  const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
+  const double P = pc.total, dp = static_cast<double>(k.dp());
+  const double g = static_cast<double>(k.gpus_per_node);
+  const double w = DtypeBytes(k.dtype);
+  const double b = static_cast<double>(k.micro_batch), s = static_cast<double>(k.seq_len);
+  const double hd = static_cast<double>(m.hidden), nl = static_cast<double>(m.n_layer);
+  const double heads = static_cast<double>(m.n_head), V = static_cast<double>(m.vocab);
+  const double t = static_cast<double>(k.tile_factor);
+  // Per-node multiplier for host/NVMe-resident per-GPU items.
+  auto per_tier = [&](Tier tier) { return tier == Tier::kDevice ? 1.0 : g; };
+  auto shard_formula = [&](const char* what, double bpp, Tier tier) {
+    return a.F("{} B/param x {} params / dp {}{}", bpp, P, dp, tier == Tier::kDevice ? "" : a.F(" x {} GPUs/node", g));
+  };
+
+  // 1. Model states, sharded 1/dp.
+  const Placement& pl = k.placement;
+  a.Add(pl.params, sb.param * P / dp * per_tier(pl.params), a.F("parameter shards ({})", k.dtype),
+        shard_formula("param", sb.param, pl.params));
+  a.Add(pl.grads, sb.grad * P / dp * per_tier(pl.grads), a.F("gradient shards ({})", k.dtype),
+        shard_formula("grad", sb.grad, pl.grads));
+  a.Add(pl.optimizer, sb.optimizer * P / dp * per_tier(pl.optimizer),
+        k.accounting == "paper" ? "optimizer states (fp32 master, grad, m, v)" : "optimizer states (fp32 master, m, v)",
+        shard_formula("optimizer", sb.optimizer, pl.optimizer));
+
+  // 2. Model-state working memory: the largest op's gathered params + grads (tiled linears / t).
+  const double op_params = std::max(ops.largest_linear / t, ops.embedding);
+  a.Add(Tier::kDevice, 2 * w * op_params, "model-state working memory (largest op p+g)",
+        a.F("2 x {} B x max(largest linear {} / tile {}, embedding {})", w, ops.largest_linear, t, ops.embedding));
+  // Gathered parameters prefetched ahead of use (allgather depth ops, each one op).
+  const double op_bytes = w * std::max(ops.largest_linear / t, ops.layer / 6.0);
+  a.Add(Tier::kDevice, static_cast<double>(k.prefetch_allgather) * op_bytes, "allgather prefetch buffers",
+        a.F("allgather_depth {} x op {} B", k.prefetch_allgather, op_bytes));
+  if (pl.params != Tier::kDevice) {
+    a.Add(Tier::kDevice, static_cast<double>(k.prefetch_h2d) * op_bytes / dp, "H2D prefetch (param shards)",
+          a.F("h2d_depth {} x op {} B / dp", k.prefetch_h2d, op_bytes));
+  }
+  a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
+
+  // 3. Activations.
+  const double awm_scale = w / 2.0;  // the paper's coefficients are fp16 bytes
+  if (k.ckpt_interval > 0) {
+    const double ci = static_cast<double>(k.ckpt_interval);
+    const double n_ckpt = std::ceil(nl / ci);
+    const double ckpt = w * b * s * hd * n_ckpt;
+    a.Add(k.ckpt_tier, ckpt * (k.ckpt_tier == Tier::kDevice ? 1.0 : g), "activation checkpoints",
+          a.F("{} B x bsz {} x seq {} x hd {} x ceil(nl {} / ci {}){}", w, b, s, hd, nl, ci,
+                      k.ckpt_tier == Tier::kDevice ? "" : " x GPUs/node"));
+    a.Add(Tier::kDevice, awm_scale * b * s * ci * (16 * hd + 2 * heads * s), "activation working memory (one segment)",
+          a.F("({}/2) x bsz {} x seq {} x ci {} x (16 hd + 2 heads seq)", w, b, s, ci));
+  } else {
+    a.Add(Tier::kDevice, awm_scale * b * s * nl * (16 * hd + 2 * heads * s), "activations (no checkpointing)",
+          a.F("({}/2) x bsz {} x seq {} x nl {} x (16 hd + 2 heads seq)", w, b, s, nl));
+  }
+  a.Add(Tier::kDevice, 2 * 4.0 * b * s * V, "logits and their gradient (fp32)", a.F("2 x 4 B x bsz {} x seq {} x vocab {}", b, s, V));
+
+  // 4. Host buffers (pinned): staging and NVMe swap buffers, per GPU x GPUs/node.
+  const bool any_offload = pl.params != Tier::kDevice || pl.grads != Tier::kDevice ||
+                           pl.optimizer != Tier::kDevice || k.ckpt_tier == Tier::kHost;
+  if (any_offload) a.Add(Tier::kHost, k.staging_bytes * g, "pinned staging buffers", "buffers.staging x GPUs/node");
+  const bool any_nvme = pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme;
+  if (any_nvme)
+    a.Add(Tier::kHost, k.nvme_swap_buffer_bytes * static_cast<double>(k.nvme_swap_buffers) * g, "NVMe swap buffers",
+          a.F("{} buffers x {} B x GPUs/node", k.nvme_swap_buffers, k.nvme_swap_buffer_bytes));
+  if (pl.optimizer != Tier::kDevice && pl.optimizer != Tier::kNvme && pl.grads == Tier::kDevice)
+    a.Add(Tier::kHost, sb.grad * P / dp * g, "gradient shards copied for the CPU optimizer", "grad B/param x params / dp x GPUs/node");
+  (void)hw;
+  return a.est;
+}
+
+}  // namespace zinf

@@ -1,0 +1,160 @@
+#include "planner/model/time_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/model/memory_model.h"
+
+namespace zinf {
+namespace {
+
+double Safe(double bytes, double bw) { return bytes <= 0 ? 0.0 : (bw > 0 ? bytes / bw : 1e30); }
+
+}  // namespace
+
+StepFlops ComputeStepFlops(const ModelSpec& m, const PlanKnobs& k) {
+  const ParamCounts pc = CountParams(m);
+  const double tokens = static_cast<double>(k.micro_batch * k.seq_len * k.grad_accum);
+  const double s = static_cast<double>(k.seq_len), hd = static_cast<double>(m.hidden);
+  const double nl = static_cast<double>(m.n_layer);
+  // GEMM params: blocks + LM head (tied or not); the embedding lookup is no GEMM.
+  const double gemm_params = pc.blocks + static_cast<double>(m.vocab) * hd;
+  const double fwd = 2.0 * gemm_params * tokens + 4.0 * tokens * s * hd * nl;  // + QK^T and AV
+  StepFlops f;
+  f.model = 3.0 * fwd;
+  f.recompute = k.ckpt_interval > 0 ? (fwd - 2.0 * static_cast<double>(m.vocab) * hd * tokens) : 0.0;
+  return f;
+}
+
+double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
+  const double bs = static_cast<double>(k.micro_batch * k.seq_len);
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double kv = static_cast<double>(m.n_kv_head * m.head_dim());
+  const double t = static_cast<double>(k.tile_factor);
+  const double s = static_cast<double>(k.seq_len), nl = static_cast<double>(m.n_layer);
+  // One GEMM (M x K) * (K x N) split into t tiles along N: t GEMMs of 2*M*K*N/t FLOP.
+  auto gemm = [&](double M, double K, double N, double tiles) {
+    double flop = 2.0 * M * K * N / tiles;
+    return tiles * flop / hw.GemmRate(flop);
+  };
+  double layer_fwd = gemm(bs, h, h + 2 * kv, t) + gemm(bs, h, h, t);
+  if (m.mlp == "swiglu") layer_fwd += 2 * gemm(bs, h, f, t) + gemm(bs, f, h, t);
+  else layer_fwd += gemm(bs, h, f, t) + gemm(bs, f, h, t);
+  // Attention: per (batch, head) two GEMMs of seq x head_dim x seq.
+  const double heads = static_cast<double>(m.n_head), hdim = static_cast<double>(m.head_dim());
+  const double att_flop = 2.0 * s * hdim * s;
+  layer_fwd += 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop / hw.GemmRate(att_flop);
+  // Memory-bound elementwise work (norms, activation, softmax, residuals): ~ 24 passes of
+  // bs*h fp-sized elements per layer forward at device memory bandwidth.
+  const double w = DtypeBytes(k.dtype);
+  if (hw.memory_bw > 0) layer_fwd += (24.0 * bs * h * w + 3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w) / hw.memory_bw;
+  const double head_fwd = gemm(bs, h, static_cast<double>(m.vocab), 1.0);
+  const double fwd = nl * layer_fwd + head_fwd;
+  const double recompute = k.ckpt_interval > 0 ? nl * layer_fwd : 0.0;
+  return 3.0 * fwd + recompute;  // backward = 2 x forward
+}
+
+double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
+  const double n = static_cast<double>(k.dp());
+  if (n <= 1 || bytes <= 0) return 0.0;
+  const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
+  double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
+  double inter = nodes > 1 ? Safe(bytes * (nodes - 1) / nodes, hw.inter_node_bw) : 0.0;
+  return std::max(intra, inter) + hw.collective_latency_s;
+}
+
+TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
+  const ParamCounts pc = CountParams(m);
+  const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
+  const double P = pc.total, dp = static_cast<double>(k.dp());
+  const double ga = static_cast<double>(k.grad_accum), w = DtypeBytes(k.dtype);
+  const Placement& pl = k.placement;
+  const int64_t n_ops = m.n_layer * 6 * k.tile_factor + 2;  // fetch units per pass
+
+  // Per micro-step: params fetched for forward and again for backward (recompute reuses them).
+  const double shard_bytes = w * P / dp;
+  const double fetches = 2.0 * ga;
+  std::map<std::string, double> busy;
+  busy["compute"] = ga * ComputeTimePerMicroStep(m, hw, k);
+  if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, hw.nvme_read_bw);
+  if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
+  busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
+  busy["network"] += ga * CollectiveTime(hw, k, w * P);             // reduce-scatter of grads
+  if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
+  if (pl.grads == Tier::kNvme) busy["nvme_write"] += ga * Safe(sb.grad * P / dp, hw.nvme_write_bw);
+  // Activation checkpoints offloaded: written in forward, read back in backward.
+  if (k.ckpt_interval > 0 && k.ckpt_tier == Tier::kHost) {
+    double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) *
+                  std::ceil(static_cast<double>(m.n_layer) / static_cast<double>(k.ckpt_interval));
+    busy["d2h"] += ga * Safe(ckpt, hw.d2h_bw);
+    busy["h2d"] += ga * Safe(ckpt, hw.h2d_bw);
+  }
+  // Forward/backward: overlapped resources run concurrently; a path with prefetch depth 0
+  // is serialised with compute. The first fetch of a pass is exposed (pipeline fill).
+  const double per_op_fill = [&] {
+    double fill = 0;
+    if (pl.params == Tier::kNvme) fill += Safe(shard_bytes / n_ops, hw.nvme_read_bw);
+    if (pl.params != Tier::kDevice) fill += Safe(shard_bytes / n_ops, hw.h2d_bw);
+    fill += CollectiveTime(hw, k, w * P / n_ops);
+    return fill;
+  }();
+  double overlapped = busy["compute"], serial = 0;
+  auto place = [&](const std::string& res, int64_t depth) {
+    if (!busy.count(res)) return;
+    if (depth > 0) overlapped = std::max(overlapped, busy[res]);
+    else serial += busy[res];
+  };
+  place("nvme_read", k.prefetch_nvme);
+  place("h2d", k.prefetch_h2d);
+  place("network", k.prefetch_allgather);
+  place("d2h", 1);
+  place("nvme_write", 1);
+  const double fwd_bwd = overlapped + serial + fetches * per_op_fill;
+
+  // Optimizer step on each rank's shard, after backward.
+  double opt = 0;
+  if (pl.optimizer == Tier::kDevice) {
+    // Device Adam: read p, g, m, v, master; write p, m, v, master.
+    opt = Safe((sb.optimizer * 2 + sb.param * 2 + sb.grad) * P / dp, hw.memory_bw);
+    busy["compute"] += opt;
+  } else {
+    const double g = static_cast<double>(k.gpus_per_node);
+    double cpu = Safe(P / dp * g, hw.cpu_adam_params_per_s);
+    busy["cpu_optimizer"] = cpu;
+    double rd = 0, wr = 0;
+    if (pl.optimizer == Tier::kNvme) {
+      rd = Safe(sb.optimizer * P / dp, hw.nvme_read_bw);
+      wr = Safe(sb.optimizer * P / dp, hw.nvme_write_bw);
+    }
+    // Updated working params go back to where they live (host-resident ones are updated in place).
+    if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, hw.nvme_write_bw);
+    const double wb = pl.params == Tier::kDevice ? Safe(sb.param * P / dp, hw.h2d_bw) : 0.0;
+    busy["h2d"] += wb;
+    busy["nvme_read"] += rd;
+    busy["nvme_write"] += wr;
+    // Sub-groups pipeline read, update, write and write-back; add one sub-group's fill.
+    double chunks = k.optimizer_chunk_params > 0 ? std::max(1.0, P / dp / static_cast<double>(k.optimizer_chunk_params)) : 1.0;
+    double slowest = std::max({cpu, rd, wr, wb});
+    opt = slowest + (cpu + rd + wr + wb - slowest) / chunks;
+  }
+
+  TimeEstimate te;
+  te.fwd_bwd_s = fwd_bwd;
+  te.optimizer_s = opt;
+  te.step_s = fwd_bwd + opt;
+  te.busy_s = busy;
+  double data = 0;
+  for (const auto& [r, v] : busy)
+    if (r != "compute") data = std::max(data, v);
+  te.efficiency = busy["compute"] / (busy["compute"] + data);
+  double best = -1;
+  for (const auto& [r, v] : busy) {
+    if (v > best) {
+      best = v;
+      te.bottleneck = r;
+    }
+  }
+  return te;
+}
+
+}  // namespace zinf

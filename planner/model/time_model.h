@@ -1,0 +1,39 @@
+// Analytic step-time model with overlap (DESIGN.md "performance model"). Resources:
+// compute, h2d, d2h, nvme_read, nvme_write, network, cpu_optimizer. Forward+backward overlap
+// fetches with compute when the prefetch depths allow it; the optimizer step follows.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/hw_profile.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+
+namespace zinf {
+
+struct StepFlops {
+  double model = 0;      // fwd + bwd (6 x params x tokens + attention), what TFLOP/s counts
+  double recompute = 0;  // extra forward for checkpointed segments
+  double total() const { return model + recompute; }
+};
+StepFlops ComputeStepFlops(const ModelSpec& m, const PlanKnobs& k);
+
+// Seconds of compute for one micro-step (fwd + bwd + recompute) at the profiled GEMM curve.
+double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
+
+// Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs.
+double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);
+
+struct TimeEstimate {
+  double step_s = 0;
+  double fwd_bwd_s = 0;
+  double optimizer_s = 0;
+  double efficiency = 0;  // no-overlap bound: t_compute / (t_compute + t_data)
+  std::string bottleneck;
+  std::map<std::string, double> busy_s;  // per resource, whole step
+};
+
+TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
+
+}  // namespace zinf

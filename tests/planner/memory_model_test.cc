@@ -1,0 +1,130 @@
+// The analytic memory model against the ZeRO-Infinity paper's closed forms and table values.
+#include "planner/model/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "test_fixtures.h"
+
+namespace zinf {
+namespace {
+
+using testing::PaperModel;
+
+struct PaperRow {
+  int64_t layers, hidden_k, heads;
+  double model_states_tib;  // paper table, TB = TiB here (20 B/param)
+  double ckpt_tib;          // bsz 32, seq 1024, ci 1
+  double mswm_gib;          // model-state working memory per GPU
+};
+
+// The paper's table (Figure 2a). The 0.1T row's working memory (1.95 GB) does not follow its
+// own 4*hd*4hd formula (1.5625 GiB for hd = 10K); we check the formula there.
+const PaperRow kRows[] = {
+    {80, 10, 128, 1.83, 0.05, 1.5625},
+    {100, 20, 160, 9.16, 0.12, 6.25},
+    {128, 25, 256, 18.31, 0.20, 9.77},
+    {195, 64, 512, 182.81, 0.76, 64.0},
+    {315, 160, 1024, 1845.70, 3.08, 400.0},
+};
+
+TEST(PaperFormulas, ModelStatesMatchTable) {
+  for (const auto& r : kRows) {
+    ModelSpec m = PaperModel(r.layers, r.hidden_k, r.heads);
+    EXPECT_NEAR(PaperModelStateBytes(m) / kTiB, r.model_states_tib, r.model_states_tib * 0.003) << r.layers;
+  }
+}
+
+TEST(PaperFormulas, CheckpointsMatchTable) {
+  for (const auto& r : kRows) {
+    ModelSpec m = PaperModel(r.layers, r.hidden_k, r.heads);
+    // Table values are rounded to two decimals.
+    EXPECT_NEAR(PaperCheckpointBytes(m, 32, 1) / kTiB, r.ckpt_tib, 0.006) << r.layers;
+  }
+}
+
+TEST(PaperFormulas, ModelStateWorkingMemoryMatchesTable) {
+  for (const auto& r : kRows) {
+    ModelSpec m = PaperModel(r.layers, r.hidden_k, r.heads);
+    EXPECT_NEAR(PaperModelStateWorkingBytes(m) / kGiB, r.mswm_gib, 0.01) << r.layers;
+  }
+}
+
+TEST(PaperFormulas, HandComputedOneTrillion) {
+  ModelSpec m = PaperModel(128, 25, 256);
+  const double hd = 25600;
+  EXPECT_DOUBLE_EQ(CountParams(m).paper_blocks, 12.0 * 128 * hd * hd);
+  EXPECT_DOUBLE_EQ(PaperModelStateBytes(m), 20.0 * 12.0 * 128 * hd * hd);
+  EXPECT_DOUBLE_EQ(PaperActivationWorkingBytes(m, 32, 1), 32.0 * 1024 * 1 * (16 * hd + 2 * 256 * 1024));
+}
+
+TEST(StateBytes, Accountings) {
+  EXPECT_DOUBLE_EQ(StateBytesFor("fp16", "zero").total(), 16.0);
+  EXPECT_DOUBLE_EQ(StateBytesFor("fp16", "paper").total(), 20.0);
+  EXPECT_DOUBLE_EQ(StateBytesFor("bf16", "zero").total(), 16.0);
+  // fp32 working precision: params are the master copy.
+  EXPECT_DOUBLE_EQ(StateBytesFor("fp32", "zero").total(), 16.0);
+  EXPECT_DOUBLE_EQ(StateBytesFor("fp32", "zero").param, 4.0);
+}
+
+PlanKnobs Knobs(int64_t nodes, int64_t gpus, Placement pl) {
+  PlanKnobs k;
+  k.nodes = nodes;
+  k.gpus_per_node = gpus;
+  k.micro_batch = 1;
+  k.seq_len = 1024;
+  k.placement = pl;
+  k.ckpt_interval = 1;
+  k.prefetch_allgather = 0;
+  return k;
+}
+
+double ItemBytes(const MemoryEstimate& e, const std::string& prefix, const std::string& tier) {
+  double sum = 0;
+  for (const auto& it : e.items)
+    if (it.name.rfind(prefix, 0) == 0 && it.tier == tier) sum += it.bytes;
+  return sum;
+}
+
+TEST(EstimateMemory, ShardsFollowPlacementAndDp) {
+  ModelSpec m = PaperModel(128, 25, 256);
+  const double P = CountParams(m).total;
+  using T = Tier;
+  // Everything on NVMe, 32 nodes x 16 GPUs: per node NVMe holds 16/512 of the 16 B/param states.
+  PlanKnobs k = Knobs(32, 16, {T::kNvme, T::kNvme, T::kNvme});
+  MemoryEstimate e = EstimateMemory(m, testing::Dgx2(), k);
+  EXPECT_NEAR(e.nvme_bytes, 16.0 * P / 512 * 16, 1.0);
+  EXPECT_NEAR(ItemBytes(e, "parameter shards", "nvme"), 2.0 * P / 32, 1.0);
+  // Nothing offloaded on 1 GPU: 16 B/param on the device.
+  PlanKnobs k1 = Knobs(1, 1, {T::kDevice, T::kDevice, T::kDevice});
+  MemoryEstimate e1 = EstimateMemory(m, testing::Dgx2(), k1);
+  EXPECT_NEAR(ItemBytes(e1, "parameter shards", "device") + ItemBytes(e1, "gradient shards", "device") +
+                  ItemBytes(e1, "optimizer states", "device"),
+              16.0 * P, 1.0);
+  EXPECT_EQ(e1.host_bytes, 0.0);
+  EXPECT_EQ(e1.nvme_bytes, 0.0);
+}
+
+TEST(EstimateMemory, CheckpointsAndTiling) {
+  ModelSpec m = PaperModel(128, 25, 256);
+  PlanKnobs k = Knobs(1, 16, {Tier::kNvme, Tier::kNvme, Tier::kNvme});
+  k.micro_batch = 32;
+  k.dtype = "fp16";
+  MemoryEstimate e = EstimateMemory(m, testing::Dgx2(), k);
+  EXPECT_DOUBLE_EQ(ItemBytes(e, "activation checkpoints", "device"), PaperCheckpointBytes(m, 32, 1));
+  EXPECT_DOUBLE_EQ(ItemBytes(e, "activation working memory", "device"), PaperActivationWorkingBytes(m, 32, 1));
+  k.ckpt_tier = Tier::kHost;
+  MemoryEstimate eh = EstimateMemory(m, testing::Dgx2(), k);
+  EXPECT_EQ(ItemBytes(eh, "activation checkpoints", "device"), 0.0);
+  EXPECT_DOUBLE_EQ(ItemBytes(eh, "activation checkpoints", "host"), 16 * PaperCheckpointBytes(m, 32, 1));
+  // Tiling 4: the largest linear's working memory drops 4x, unless the embedding dominates.
+  const OpSizes ops = ComputeOpSizes(m);
+  PlanKnobs kt = k;
+  kt.tile_factor = 4;
+  MemoryEstimate et = EstimateMemory(m, testing::Dgx2(), kt);
+  EXPECT_DOUBLE_EQ(ItemBytes(e, "model-state working", "device"), 2 * 2 * ops.largest_linear);
+  EXPECT_DOUBLE_EQ(ItemBytes(et, "model-state working", "device"), 2 * 2 * std::max(ops.largest_linear / 4, ops.embedding));
+}
+
+}  // namespace
+}  // namespace zinf
