@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "planner/model/memory_model.h"
+#include "planner/model/op_graph.h"
 
 namespace zinf {
 namespace {
@@ -27,32 +28,18 @@ StepFlops ComputeStepFlops(const ModelSpec& m, const PlanKnobs& k) {
 }
 
 double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
-  const double bs = static_cast<double>(k.micro_batch * k.seq_len);
-  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
-  const double kv = static_cast<double>(m.n_kv_head * m.head_dim());
-  const double t = static_cast<double>(k.tile_factor);
-  const double s = static_cast<double>(k.seq_len), nl = static_cast<double>(m.n_layer);
-  // One GEMM (M x K) * (K x N) split into t tiles along N: t GEMMs of 2*M*K*N/t FLOP.
-  auto gemm = [&](double M, double K, double N, double tiles) {
-    double flop = 2.0 * M * K * N / tiles;
-    return tiles * flop / hw.GemmRate(flop);
-  };
-  double layer_fwd = gemm(bs, h, h + 2 * kv, t) + gemm(bs, h, h, t);
-  if (m.mlp == "swiglu") layer_fwd += 2 * gemm(bs, h, f, t) + gemm(bs, f, h, t);
-  else layer_fwd += gemm(bs, h, f, t) + gemm(bs, f, h, t);
-  // Attention: per (batch, head) two GEMMs of seq x head_dim x seq.
-  const double heads = static_cast<double>(m.n_head), hdim = static_cast<double>(m.head_dim());
-  const double att_flop = 2.0 * s * hdim * s;
-  layer_fwd += 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop / hw.GemmRate(att_flop);
-  // Memory-bound elementwise work (norms, activation, softmax, residuals): ~ 24 passes of
-  // bs*h fp-sized elements per layer forward at device memory bandwidth.
-  const double w = DtypeBytes(k.dtype);
-  if (hw.memory_bw > 0) layer_fwd += (24.0 * bs * h * w + 3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w) / hw.memory_bw;
-  const double head_fwd = gemm(bs, h, static_cast<double>(m.vocab), 1.0);
-  const double fwd = nl * layer_fwd + head_fwd;
-  const double recompute = k.ckpt_interval > 0 ? nl * layer_fwd : 0.0;
+  // Blocks are identical: cost one and scale (the search calls this for every candidate).
+  ModelSpec one = m;
+  one.n_layer = 1;
+  double outside = 0, block = 0;
+  for (const Op& op : BuildForwardOps(one, hw, k, /*with_names=*/false)) (op.in_block ? block : outside) += op.fwd_s;
+  block *= static_cast<double>(m.n_layer);
+  const double fwd = outside + block;
+  const double recompute = k.ckpt_interval > 0 ? block : 0.0;
   return 3.0 * fwd + recompute;  // backward = 2 x forward
 }
+
+int FetchesPerMicroStep(const PlanKnobs& k) { return k.ckpt_interval > 0 ? 3 : 2; }
 
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
   const double n = static_cast<double>(k.dp());
@@ -71,9 +58,9 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   const Placement& pl = k.placement;
   const int64_t n_ops = m.n_layer * 6 * k.tile_factor + 2;  // fetch units per pass
 
-  // Per micro-step: params fetched for forward and again for backward (recompute reuses them).
+  // Per micro-step: params fetched for forward, backward and (checkpointing) the recompute.
   const double shard_bytes = w * P / dp;
-  const double fetches = 2.0 * ga;
+  const double fetches = FetchesPerMicroStep(k) * ga;
   std::map<std::string, double> busy;
   busy["compute"] = ga * ComputeTimePerMicroStep(m, hw, k);
   if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, hw.nvme_read_bw);

@@ -22,6 +22,10 @@ StepFlops ComputeStepFlops(const ModelSpec& m, const PlanKnobs& k);
 // Seconds of compute for one micro-step (fwd + bwd + recompute) at the profiled GEMM curve.
 double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
 
+// Parameter fetches per micro-step: forward, backward and, with checkpointing, the recompute
+// (as DeepSpeed does: a recomputed segment gathers its params again).
+int FetchesPerMicroStep(const PlanKnobs& k);
+
 // Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs.
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);
 

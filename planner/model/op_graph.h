@@ -1,0 +1,27 @@
+// The forward op sequence of one micro-step as the executor runs it: each op with the
+// parameters it gathers (a ZeRO-3 fetch unit) and its compute time at the profiled rates.
+// Shared by the analytic model (sums) and the simulator (one task per op).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/hw_profile.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+
+namespace zinf {
+
+struct Op {
+  std::string name;    // "h3.mlp.fc.tile1"
+  int layer = -1;      // -1 for embedding / head
+  double params = 0;   // elements gathered for this op (0: no fetch)
+  double fwd_s = 0;    // forward compute seconds
+  bool in_block = false;  // recomputed under activation checkpointing
+  bool layer_start = false;  // first op of its block (checkpoint boundary)
+};
+
+// with_names=false leaves Op::name empty (hot paths).
+std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names = true);
+
+}  // namespace zinf

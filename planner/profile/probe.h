@@ -1,0 +1,58 @@
+// Profiler probes: each measures one part of the machine into the HwProfile, verifying the
+// data it moves while it measures, and records provenance (method, parameters, date).
+// planner/profile is the one part of the planner that links executor libraries: it measures
+// the very kernels, copies, I/O paths and collectives zrun runs.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/hw_profile.h"
+#include "core/status.h"
+
+namespace zinf {
+
+struct ProfileOptions {
+  std::string nvme_dir;         // empty -> skip the NVMe probe (recorded as not measured)
+  bool quick = false;           // < 1 minute on a 2-core box
+  double device_memory_bytes = 0;  // CPU backend: the arena budget to record
+  int threads = 0;              // 0 -> all cores
+};
+
+// Shared state of one profiling run: progress on stderr, cancellation (Ctrl-C), files to
+// remove at the end whatever happens.
+class ProfileContext {
+ public:
+  explicit ProfileContext(ProfileOptions o);
+  ~ProfileContext();  // removes registered files
+  const ProfileOptions& options() const { return opts_; }
+  void Progress(const std::string& probe, const std::string& what);
+  bool cancelled() const;
+  void RegisterTempFile(const std::string& path);
+  void RemoveTempFiles();
+  std::string Today() const;
+
+ private:
+  ProfileOptions opts_;
+  std::vector<std::string> temp_files_;
+};
+
+// Installs SIGINT/SIGTERM handlers that set the cancel flag (probes stop at the next check).
+void InstallCancelHandlers();
+bool CancelRequested();
+
+struct Probe {
+  std::string name;
+  std::function<Status(ProfileContext&, HwProfile&)> run;
+};
+
+// Probes in run order.
+std::vector<Probe> AllProbes();
+
+// Runs every probe and fills a profile of this machine (backend cpu).
+Result<HwProfile> ProfileThisMachine(const ProfileOptions& o);
+
+}  // namespace zinf

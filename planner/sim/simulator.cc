@@ -1,0 +1,252 @@
+#include "planner/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/model/memory_model.h"
+#include "planner/model/op_graph.h"
+#include "planner/model/time_model.h"
+
+namespace zinf {
+
+const char* ResName(Res r) {
+  static const char* kNames[] = {"compute", "h2d", "d2h", "nvme_read", "nvme_write", "network", "cpu_optimizer"};
+  return kNames[static_cast<int>(r)];
+}
+
+namespace {
+
+struct Dep {
+  int task;
+  bool on_start;
+};
+
+class Graph {
+ public:
+  explicit Graph(bool keep) : keep_(keep) {}
+
+  // Issues a task: it starts when its resource is free and every dependency is met.
+  int Add(Res r, double dur, std::initializer_list<Dep> deps, const char* phase, const std::string& name = {}) {
+    int id = static_cast<int>(tasks_.size());
+    SimTask t;
+    t.res = r;
+    t.dur_s = dur;
+    t.phase = phase;
+    if (keep_) t.name = name;
+    double start = free_[static_cast<int>(r)];
+    int pred = last_[static_cast<int>(r)];
+    for (const Dep& d : deps) {
+      if (d.task < 0) continue;
+      double at = d.on_start ? tasks_[static_cast<size_t>(d.task)].start_s : tasks_[static_cast<size_t>(d.task)].end_s;
+      if (at > start || (at == start && pred < 0)) {
+        start = at;
+        pred = d.task;
+      }
+    }
+    t.start_s = start;
+    t.end_s = start + dur;
+    t.critical_pred = pred;
+    free_[static_cast<int>(r)] = t.end_s;
+    last_[static_cast<int>(r)] = id;
+    busy_[static_cast<int>(r)] += dur;
+    tasks_.push_back(std::move(t));
+    return id;
+  }
+  double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }
+  std::vector<SimTask>& tasks() { return tasks_; }
+  const std::array<double, kNumRes>& busy() const { return busy_; }
+
+ private:
+  bool keep_;
+  std::vector<SimTask> tasks_;
+  std::array<double, kNumRes> free_{};
+  std::array<int, kNumRes> last_ = [] {
+    std::array<int, kNumRes> a;
+    a.fill(-1);
+    return a;
+  }();
+  std::array<double, kNumRes> busy_{};
+};
+
+struct Rates {
+  double w, dp, nvme_r, nvme_w, h2d, d2h;
+};
+
+// Runs a pass over ops[idx[...]]: compute tasks in order, each op's parameter fetch chain
+// (NVMe -> host, host -> device, allgather) issued ahead of use: stage s of op j is issued
+// when op j - depth_s begins. Earlier stages are at least as deep as later ones
+// (nvme >= h2d >= allgather), so a chain is always issued in order.
+class PassBuilder {
+ public:
+  PassBuilder(Graph& g, const HwProfile& hw, const PlanKnobs& k, const Rates& r) : g_(g), hw_(hw), k_(k), r_(r) {
+    da_ = static_cast<int>(std::max<int64_t>(k.prefetch_allgather, 0));
+    dh_ = std::max(da_, static_cast<int>(std::max<int64_t>(k.prefetch_h2d, 0)));
+    dn_ = std::max(dh_, static_cast<int>(std::max<int64_t>(k.prefetch_nvme, 0)));
+  }
+
+  template <typename Dur, typename After>
+  int Run(const std::vector<Op>& ops, const std::vector<int>& idx, int prev, const char* phase, bool keep, Dur dur,
+          After after) {
+    const int n = static_cast<int>(idx.size());
+    std::vector<int> stage_task(static_cast<size_t>(n), -1);  // latest issued stage per op
+    auto op_at = [&](int j) -> const Op& { return ops[static_cast<size_t>(idx[static_cast<size_t>(j)])]; };
+    // Issues stage `st` (0 nvme, 1 h2d, 2 allgather) of op j, triggered by `trig` (start or end).
+    auto stage = [&](int st, int j, int trig, bool on_start) {
+      if (j < 0 || j >= n) return;
+      const Op& op = op_at(j);
+      if (op.params <= 0) return;
+      const double shard = r_.w * op.params / r_.dp;
+      int& t = stage_task[static_cast<size_t>(j)];
+      const std::string name = keep ? op.name : std::string();
+      if (st == 0 && k_.placement.params == Tier::kNvme)
+        t = g_.Add(Res::kNvmeRead, shard / r_.nvme_r, {{trig, on_start}}, phase, name + " nvme->host");
+      if (st == 1 && k_.placement.params != Tier::kDevice)
+        t = g_.Add(Res::kH2D, shard / r_.h2d, {{t, false}, {trig, on_start}}, phase, name + " h2d");
+      if (st == 2 && k_.dp() > 1)
+        t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params), {{t, false}, {trig, on_start}}, phase,
+                   name + " allgather");
+    };
+    const int depth[3] = {dn_, dh_, da_};
+    // Fetches issued before the first op begins: triggered by the start of the previous task.
+    for (int st = 0; st < 3; ++st)
+      for (int j = 0; j < std::min(depth[st], n); ++j) stage(st, j, prev, true);
+    int last = prev;
+    for (int i = 0; i < n; ++i) {
+      for (int st = 0; st < 3; ++st)
+        if (depth[st] == 0) stage(st, i, last, false);  // no prefetch: fetched on demand
+      const Op& op = op_at(i);
+      int c = g_.Add(Res::kCompute, dur(op), {{stage_task[static_cast<size_t>(i)], false}, {last, false}}, phase,
+                     keep ? op.name : std::string());
+      for (int st = 0; st < 3; ++st)
+        if (depth[st] > 0) stage(st, i + depth[st], c, true);
+      after(op, c);
+      last = c;
+    }
+    return last;
+  }
+
+ private:
+  Graph& g_;
+  const HwProfile& hw_;
+  const PlanKnobs& k_;
+  const Rates& r_;
+  int dn_ = 0, dh_ = 0, da_ = 0;
+};
+
+}  // namespace
+
+SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const SimOptions& o) {
+  Graph g(o.keep_tasks);
+  const std::vector<Op> ops = BuildForwardOps(m, hw, k, o.keep_tasks);
+  const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
+  auto bw = [](double b) { return b > 0 ? b : 1e-30; };
+  Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(hw.nvme_read_bw), bw(hw.nvme_write_bw), bw(hw.h2d_bw), bw(hw.d2h_bw)};
+  PassBuilder pb(g, hw, k, r);
+  const bool ckpt = k.ckpt_interval > 0;
+  const double ckpt_bytes = r.w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden);
+  const bool offload_ckpt = ckpt && k.ckpt_tier == Tier::kHost;
+  const bool keep = o.keep_tasks;
+
+  // Segments of ops by checkpoint interval (embedding and head stand alone).
+  std::vector<std::vector<int>> segments;
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    bool new_seg = segments.empty() || !op.in_block || !ops[static_cast<size_t>(i - 1)].in_block ||
+                   (ckpt && op.layer != ops[static_cast<size_t>(i - 1)].layer && op.layer % k.ckpt_interval == 0);
+    if (new_seg) segments.emplace_back();
+    segments.back().push_back(i);
+  }
+  std::vector<int> all(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) all[i] = static_cast<int>(i);
+
+  int last = -1;
+  double fwd_end = 0, bwd_end = 0;
+  for (int64_t micro = 0; micro < k.grad_accum; ++micro) {
+    // Forward: checkpoints written D2H at each segment start when offloaded.
+    last = pb.Run(ops, all, last, "forward", keep, [](const Op& op) { return op.fwd_s; },
+                  [&](const Op& op, int c) {
+                    if (offload_ckpt && op.layer_start && op.layer % k.ckpt_interval == 0)
+                      g.Add(Res::kD2H, ckpt_bytes / r.d2h, {{c, false}}, "forward", "checkpoint d2h");
+                  });
+    fwd_end = g.end(last);
+    // Backward, segment by segment from the last: recompute the segment, then its backward.
+    for (auto s = segments.rbegin(); s != segments.rend(); ++s) {
+      const bool block = ops[static_cast<size_t>(s->front())].in_block;
+      if (ckpt && block) {
+        if (offload_ckpt) last = g.Add(Res::kH2D, ckpt_bytes / r.h2d, {{last, true}}, "backward", "checkpoint h2d");
+        last = pb.Run(ops, *s, last, "backward", keep, [](const Op& op) { return op.fwd_s; }, [](const Op&, int) {});
+      }
+      std::vector<int> rev(s->rbegin(), s->rend());
+      last = pb.Run(ops, rev, last, "backward", keep, [](const Op& op) { return 2.0 * op.fwd_s; },
+                    [&](const Op& op, int c) {
+                      if (op.params <= 0) return;
+                      int t = c;
+                      if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params), {{t, false}}, "backward", "reduce-scatter");
+                      const double gshard = sb.grad * op.params / r.dp;
+                      if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
+                      if (k.placement.grads == Tier::kNvme) g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
+                    });
+    }
+    bwd_end = g.end(last);
+  }
+  // Wait for every outstanding transfer of the passes before the optimizer.
+  double drained = 0;
+  for (const SimTask& t : g.tasks()) drained = std::max(drained, t.end_s);
+  int barrier = g.Add(Res::kCompute, std::max(0.0, drained - g.end(last)), {{last, false}}, "backward", "drain");
+  bwd_end = g.end(barrier);
+
+  // Optimizer: sub-groups of the shard, pipelined read -> update -> write (+ write-back).
+  const double P = CountParams(m).total, shard = P / r.dp;
+  if (k.placement.optimizer == Tier::kDevice) {
+    last = g.Add(Res::kCompute, (sb.optimizer * 2 + sb.param * 2 + sb.grad) * shard / bw(hw.memory_bw), {{barrier, false}}, "optimizer", "adam (device)");
+  } else {
+    const double chunk = k.optimizer_chunk_params > 0 ? static_cast<double>(k.optimizer_chunk_params) : shard;
+    const int chunks = static_cast<int>(std::max(1.0, std::ceil(shard / chunk)));
+    const double per = shard / chunks;
+    const double gpn = static_cast<double>(k.gpus_per_node);
+    std::vector<int> upd(static_cast<size_t>(chunks), -1);
+    last = barrier;
+    for (int c = 0; c < chunks; ++c) {
+      int rd = -1;
+      if (k.placement.optimizer == Tier::kNvme) {
+        int trig = c >= 2 ? upd[static_cast<size_t>(c - 2)] : barrier;  // two sub-groups of read-ahead
+        rd = g.Add(Res::kNvmeRead, sb.optimizer * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}}, "optimizer", "optimizer states read");
+      }
+      // The node's CPU Adam rate is shared by its GPUs' ranks.
+      int u = g.Add(Res::kCpuOpt, per * gpn / bw(hw.cpu_adam_params_per_s), {{rd, false}, {barrier, false}}, "optimizer", "cpu adam");
+      upd[static_cast<size_t>(c)] = u;
+      if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.optimizer * per / r.nvme_w, {{u, false}}, "optimizer", "optimizer states write");
+      if (k.placement.params == Tier::kDevice) g.Add(Res::kH2D, sb.param * per / r.h2d, {{u, false}}, "optimizer", "param write-back h2d");
+      if (k.placement.params == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.param * per / r.nvme_w, {{u, false}}, "optimizer", "param write nvme");
+      last = u;
+    }
+  }
+
+  SimResult res;
+  std::vector<SimTask>& tasks = g.tasks();
+  int final_task = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].end_s >= res.step_s) {
+      res.step_s = tasks[i].end_s;
+      final_task = static_cast<int>(i);
+    }
+  }
+  res.busy_s = g.busy();
+  for (int i = 0; i < kNumRes; ++i) res.utilisation[static_cast<size_t>(i)] = res.step_s > 0 ? res.busy_s[static_cast<size_t>(i)] / res.step_s : 0;
+  res.forward_s = fwd_end / static_cast<double>(k.grad_accum);
+  res.backward_s = bwd_end - fwd_end;
+  res.optimizer_s = res.step_s - bwd_end;
+  if (k.grad_accum > 1) res.backward_s = bwd_end - res.forward_s * static_cast<double>(k.grad_accum);
+  res.num_tasks = tasks.size();
+  if (o.keep_tasks) {
+    for (int t = final_task; t >= 0; t = tasks[static_cast<size_t>(t)].critical_pred) {
+      res.critical_path.push_back(t);
+      if (tasks[static_cast<size_t>(t)].critical_pred == t) break;
+    }
+    std::reverse(res.critical_path.begin(), res.critical_path.end());
+    res.tasks = std::move(tasks);
+  }
+  return res;
+}
+
+}  // namespace zinf

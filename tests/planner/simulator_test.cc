@@ -1,0 +1,109 @@
+// The discrete-event simulator against the analytic model and against its own invariants.
+#include "planner/sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "planner/model/time_model.h"
+#include "planner/search/evaluate.h"
+#include "planner/search/search.h"
+#include "test_fixtures.h"
+
+namespace zinf {
+namespace {
+
+using testing::Dgx2;
+using testing::Gpt;
+using testing::PaperModel;
+
+PlanKnobs Knobs(const ModelSpec& m, const HwProfile& hw, const char* strategy, int64_t nodes = 1) {
+  SearchOptions o;
+  o.nodes = nodes;
+  PlanKnobs k = BaseKnobs(m, hw, o);
+  k.placement = FindStrategy(strategy)->placement;
+  k.micro_batch = 4;
+  DeriveBuffers(m, k);
+  return k;
+}
+
+double Busy(const SimResult& r, Res res) { return r.busy_s[static_cast<size_t>(res)]; }
+
+TEST(Simulator, NoOffloadOneGpuIsComputeBound) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(24, 2048, 16);
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.gpus_per_node = 1;
+  SimResult r = SimulateStep(m, hw, k);
+  // Compute busy time equals the analytic compute time (same op costs) plus device Adam.
+  TimeEstimate te = EstimateTime(m, hw, k);
+  EXPECT_NEAR(Busy(r, Res::kCompute), te.busy_s["compute"], 1e-9 * te.busy_s["compute"]);
+  EXPECT_NEAR(r.step_s, Busy(r, Res::kCompute), 1e-9);
+  EXPECT_EQ(Busy(r, Res::kNetwork), 0.0);
+}
+
+TEST(Simulator, StepBoundedByBusiestResourceAndTotalWork) {
+  HwProfile hw = Dgx2();
+  for (const char* st : {"none", "opt:host", "opt:nvme", "params+opt:host", "params+opt:nvme", "all:nvme"}) {
+    for (const ModelSpec& m : {Gpt(24, 2048, 16), PaperModel(128, 25, 256)}) {
+      PlanKnobs k = Knobs(m, hw, st, 2);
+      SimResult r = SimulateStep(m, hw, k);
+      double max_busy = 0, sum = 0;
+      for (double b : r.busy_s) {
+        max_busy = std::max(max_busy, b);
+        sum += b;
+      }
+      EXPECT_GE(r.step_s, max_busy * (1 - 1e-12)) << st;
+      EXPECT_LE(r.step_s, sum * (1 + 1e-12)) << st;
+      for (double u : r.utilisation) EXPECT_LE(u, 1.0 + 1e-12);
+    }
+  }
+}
+
+TEST(Simulator, PrefetchHidesFetches) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(24, 2048, 16);
+  PlanKnobs k = Knobs(m, hw, "params+opt:nvme");
+  PlanKnobs none = k;
+  none.prefetch_nvme = none.prefetch_h2d = none.prefetch_allgather = 0;
+  SimResult with = SimulateStep(m, hw, k), without = SimulateStep(m, hw, none);
+  EXPECT_LT(with.step_s, without.step_s);
+  // Without prefetch every fetch is serialised with compute: at least their sum per pass.
+  EXPECT_GE(without.step_s, Busy(without, Res::kCompute) + Busy(without, Res::kNvmeRead) * 0.99);
+}
+
+TEST(Simulator, AgreesWithAnalyticWhenComputeBound) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(24, 2048, 16);
+  PlanKnobs k = Knobs(m, hw, "opt:host", 1);
+  k.micro_batch = 16;
+  SimResult r = SimulateStep(m, hw, k);
+  TimeEstimate te = EstimateTime(m, hw, k);
+  EXPECT_NEAR(r.step_s, te.step_s, 0.15 * te.step_s);
+}
+
+TEST(Simulator, CriticalPathAndTasks) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(4, 512, 8, 256);
+  PlanKnobs k = Knobs(m, hw, "params+opt:nvme", 1);
+  k.ckpt_tier = Tier::kHost;
+  SimOptions o;
+  o.keep_tasks = true;
+  SimResult r = SimulateStep(m, hw, k, o);
+  ASSERT_FALSE(r.tasks.empty());
+  ASSERT_FALSE(r.critical_path.empty());
+  // The path ends at the last task and is contiguous in time: each starts no earlier than
+  // its predecessor's start.
+  EXPECT_DOUBLE_EQ(r.tasks[static_cast<size_t>(r.critical_path.back())].end_s, r.step_s);
+  for (size_t i = 1; i < r.critical_path.size(); ++i)
+    EXPECT_GE(r.tasks[static_cast<size_t>(r.critical_path[i])].start_s, r.tasks[static_cast<size_t>(r.critical_path[i - 1])].start_s);
+  bool saw_ckpt = false;
+  for (const SimTask& t : r.tasks) {
+    EXPECT_GE(t.end_s, t.start_s);
+    if (t.name == "checkpoint d2h") saw_ckpt = true;
+  }
+  EXPECT_TRUE(saw_ckpt);
+  // keep_tasks only changes what is kept, not the timeline.
+  EXPECT_DOUBLE_EQ(SimulateStep(m, hw, k).step_s, r.step_s);
+}
+
+}  // namespace
+}  // namespace zinf
