@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   zinf::RegisterEstimate(app, set_rc);
   zinf::RegisterPlan(app, set_rc);
   zinf::RegisterSweep(app, set_rc);
+  zinf::RegisterSimulate(app, set_rc);
+  zinf::RegisterProfile(app, set_rc);
   zinf::RegisterCatalog(app, set_rc);
   try {
     app.parse(argc, argv);

@@ -12,6 +12,8 @@ namespace zinf {
 void RegisterEstimate(CLI::App& app, std::function<void(int)> set_rc);
 void RegisterPlan(CLI::App& app, std::function<void(int)> set_rc);
 void RegisterSweep(CLI::App& app, std::function<void(int)> set_rc);
+void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc);
+void RegisterProfile(CLI::App& app, std::function<void(int)> set_rc);
 void RegisterCatalog(CLI::App& app, std::function<void(int)> set_rc);
 
 }  // namespace zinf

@@ -9,6 +9,7 @@
 #include "planner/cli/commands.h"
 #include "planner/ds_config.h"
 #include "planner/report/plan_report.h"
+#include "planner/search/refine.h"
 
 namespace zinf {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 struct PlanArgs {
   CommonArgs common;
   std::string out = "zplan-out";
-  int top = 5;
+  int top = 10;
   std::vector<std::string> strategies;
   bool no_tiling = false;
   bool no_prefetch = false;
@@ -39,11 +40,12 @@ int RunPlan(const PlanArgs& a) {
   o.search_prefetch = !a.no_prefetch;
   auto t0 = std::chrono::steady_clock::now();
   Result<SearchResult> r = SearchPlans(in->model, in->hw, o);
-  double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok()) return Fail(r.status());
-  std::printf("zplan plan: %s on %s, %lld node(s): %lld candidates in %s, %lld feasible\n", in->model.name.c_str(),
+  RefineWithSimulator(in->model, in->hw, *r);
+  double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("zplan plan: %s on %s, %lld node(s): %lld candidates in %s, %lld feasible (top %zu simulated)\n", in->model.name.c_str(),
               in->hw.name.c_str(), (long long)o.nodes, (long long)r->evaluated, FormatSeconds(search_s).c_str(),
-              (long long)r->feasible);
+              (long long)r->feasible, r->top.size());
   std::printf("%-3s %-60s %11s %12s %9s %12s  %s\n", "#", "schedule", "step", "tokens/s", "TFLOP/s", "device/GPU", "bottleneck");
   for (size_t i = 0; i < r->top.size(); ++i) {
     const Candidate& c = r->top[i];
@@ -72,7 +74,7 @@ void RegisterPlan(CLI::App& app, std::function<void(int)> set_rc) {
   CLI::App* cmd = app.add_subcommand("plan", "search placement, micro-batch, checkpointing, tiling and prefetch; write the best plan");
   AddCommonOptions(cmd, args->common);
   cmd->add_option("--out,-o", args->out, "output directory (plan.yaml, ds_config.json, report.html)")->capture_default_str();
-  cmd->add_option("--top", args->top, "how many ranked candidates to print")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--top", args->top, "how many analytic winners to simulate and print")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--strategy", args->strategies, "restrict placements (repeatable): none, opt:host, opt:nvme, params+opt:host, params+opt:nvme, all:nvme");
   cmd->add_flag("--no-tiling", args->no_tiling, "do not search the tiling factor (1)");
   cmd->add_flag("--no-prefetch-search", args->no_prefetch, "do not search prefetch depths (3/2/1)");

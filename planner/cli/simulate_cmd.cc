@@ -1,0 +1,68 @@
+// zplan simulate: the discrete-event simulation of one step of a plan: step time,
+// per-resource utilisation, the critical path, and a Chrome trace.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+
+#include "core/units.h"
+#include "planner/catalog.h"
+#include "planner/cli/commands.h"
+#include "planner/report/sim_trace.h"
+#include "planner/search/refine.h"
+
+namespace zinf {
+namespace {
+
+struct SimulateArgs {
+  std::string plan;
+  std::string hw;
+  std::string trace = "trace.json";
+};
+
+int RunSimulate(const SimulateArgs& a) {
+  Result<Plan> plan = LoadPlan(a.plan);
+  if (!plan.ok()) return Fail(plan.status());
+  std::string hw_arg = !a.hw.empty() ? a.hw : (!plan->hw_path.empty() ? plan->hw_path : plan->hw_name);
+  Result<std::string> hw_path = ResolveHwPath(hw_arg);
+  if (!hw_path.ok()) return Fail(hw_path.status().WithContext(a.plan + ": hardware (use --hw)"));
+  Result<HwProfile> hw = LoadHwProfile(*hw_path);
+  if (!hw.ok()) return Fail(hw.status());
+  SimOptions o;
+  o.keep_tasks = true;
+  SimResult r = SimulateStep(plan->model, *hw, plan->knobs, o);
+  std::printf("zplan simulate: %s on %s: %zu tasks\n", plan->model.name.c_str(), hw->name.c_str(), r.num_tasks);
+  std::printf("step %s (planned %s %s): forward %s, backward %s, optimizer %s\n", FormatSeconds(r.step_s).c_str(),
+              plan->prediction.model.c_str(), FormatSeconds(plan->prediction.step_time_s).c_str(),
+              FormatSeconds(r.forward_s).c_str(), FormatSeconds(r.backward_s).c_str(), FormatSeconds(r.optimizer_s).c_str());
+  std::printf("%-14s %12s %8s\n", "resource", "busy", "util");
+  for (int i = 0; i < kNumRes; ++i) {
+    std::printf("%-14s %12s %7.1f%%\n", ResName(static_cast<Res>(i)), FormatSeconds(r.busy_s[static_cast<size_t>(i)]).c_str(),
+                100.0 * r.utilisation[static_cast<size_t>(i)]);
+  }
+  // The critical path, summarised by resource and phase.
+  std::map<std::string, double> on_path;
+  for (int t : r.critical_path) {
+    const SimTask& task = r.tasks[static_cast<size_t>(t)];
+    on_path[fmt::format("{} / {}", task.phase, ResName(task.res))] += task.dur_s;
+  }
+  std::printf("critical path (%zu tasks), time by phase / resource:\n", r.critical_path.size());
+  for (const auto& [k, v] : on_path) std::printf("  %-28s %12s %6.1f%%\n", k.c_str(), FormatSeconds(v).c_str(), 100.0 * v / r.step_s);
+  Status s = WriteSimTrace(r, a.trace);
+  if (!s.ok()) return Fail(s);
+  std::printf("wrote %s (open in Perfetto or chrome://tracing)\n", a.trace.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand("simulate", "simulate one step of a plan: utilisation, critical path, Chrome trace");
+  cmd->add_option("plan", args->plan, "plan.yaml written by zplan plan")->required();
+  cmd->add_option("--hw", args->hw, "hardware profile (default: the one the plan names)");
+  cmd->add_option("--trace", args->trace, "Chrome trace output")->capture_default_str();
+  cmd->callback([args, set_rc] { set_rc(RunSimulate(*args)); });
+}
+
+}  // namespace zinf
