@@ -1,0 +1,355 @@
+#include "executor/zero3/coordinator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "executor/backend/cpu/kernels.h"
+
+namespace zinf {
+
+struct Zero3Engine::OpFetch {
+  int group = -1;
+  bool issued[3] = {false, false, false};
+  PinnedBuffer host_stage;   // NVMe -> host
+  DeviceBuffer dev_shard;    // host -> device (when R > 1)
+  DeviceBuffer gathered;     // the full group (absent when the device shard is the group)
+  const float* ready_ptr = nullptr;
+  SignalPtr last;            // completion of the last issued stage
+};
+
+Zero3Engine::Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* be,
+                         Comm* comm, const Zero3Options& o)
+    : groups_(groups), schedule_(schedule), be_(be), comm_(comm), o_(o) {}
+
+Zero3Engine::~Zero3Engine() {
+  // Lanes drain before buffers go away.
+  if (nvme_lane_) nvme_lane_->Drain();
+  if (h2d_lane_) h2d_lane_->Drain();
+  if (comm_lane_) comm_lane_->Drain();
+}
+
+Result<std::unique_ptr<Zero3Engine>> Zero3Engine::Create(const std::vector<ParamGroup>& groups,
+                                                         const std::vector<GroupOp>& schedule, Backend* be, Comm* comm,
+                                                         const Zero3Options& o) {
+  auto e = std::unique_ptr<Zero3Engine>(new Zero3Engine(groups, schedule, be, comm, o));
+  ZINF_RETURN_IF_ERROR(e->Setup());
+  return e;
+}
+
+Status Zero3Engine::Setup() {
+  rank_ = comm_->rank();
+  ranks_ = comm_->size();
+  da_ = std::max(0, o_.prefetch_allgather);
+  dh_ = std::max(da_, o_.prefetch_h2d);
+  dn_ = std::max(dh_, o_.prefetch_nvme);
+  size_t max_shard = 0;
+  for (const ParamGroup& g : groups_) {
+    shards_.push_back(MakeGroupShard(g.numel, ranks_));
+    max_shard = std::max(max_shard, shards_.back().shard);
+  }
+  const Placement& pl = o_.placement;
+  if (pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme) {
+    NvmeStoreOptions no;
+    no.dir = o_.nvme_dir;
+    no.rank = rank_;
+    no.io = o_.io;
+    ZINF_ASSIGN_OR_RETURN(nvme_, NvmeStore::Create(no));
+  }
+  auto tier = [&](Tier t, const char* kind) {
+    ShardTierOptions so;
+    so.kind = kind;
+    so.rank = rank_;
+    so.nvme = nvme_.get();
+    so.nvme_mu = &nvme_mu_;
+    return MakeShardTier(t, shards_, be_, so);
+  };
+  ZINF_ASSIGN_OR_RETURN(params_, tier(pl.params, "params"));
+  ZINF_ASSIGN_OR_RETURN(grads_, tier(pl.grads, "grads"));
+  ZINF_ASSIGN_OR_RETURN(adam_m_, tier(pl.optimizer, "adam_m"));
+  ZINF_ASSIGN_OR_RETURN(adam_v_, tier(pl.optimizer, "adam_v"));
+  // Pinned staging: NVMe reads in flight (dn + 1), grad read-modify-write (2), optimizer
+  // double-buffered (2 x 4 states).
+  size_t pinned = o_.pinned_bytes;
+  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 8) * max_shard * sizeof(float) + (1 << 20);
+  ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/false));
+  nvme_lane_ = std::make_unique<Lane>("nvme");
+  h2d_lane_ = std::make_unique<Lane>("h2d");
+  comm_lane_ = std::make_unique<Lane>("comm");
+  fetch_.resize(schedule_.size());
+  return Status::Ok();
+}
+
+Status Zero3Engine::InitParams(uint64_t seed) {
+  std::vector<float> full;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const GroupShard& s = shards_[g];
+    full.assign(s.padded, 0.0f);
+    InitParamGroup(groups_[g], seed, full.data());
+    ZINF_ASSIGN_OR_RETURN(PinnedBuffer stage, pool_->AllocBuffer(s.shard * sizeof(float)));
+    std::memcpy(stage.data(), full.data() + static_cast<size_t>(rank_) * s.shard, s.shard * sizeof(float));
+    ZINF_RETURN_IF_ERROR(params_->Write(static_cast<int>(g), stage.as<float>()));
+  }
+  return Status::Ok();
+}
+
+Status Zero3Engine::FailIfError() { return first_error_; }
+
+void Zero3Engine::IssueStage(int stage, int op) {
+  if (op < 0 || op >= static_cast<int>(schedule_.size())) return;
+  if (!fetch_[static_cast<size_t>(op)]) {
+    fetch_[static_cast<size_t>(op)] = std::make_unique<OpFetch>();
+    fetch_[static_cast<size_t>(op)]->group = schedule_[static_cast<size_t>(op)].group;
+  }
+  OpFetch& f = *fetch_[static_cast<size_t>(op)];
+  if (f.issued[stage]) return;
+  for (int s = 0; s < stage; ++s) IssueStage(s, op);  // chains issue in order
+  f.issued[stage] = true;
+  const int g = f.group;
+  const GroupShard& sh = shards_[static_cast<size_t>(g)];
+  const size_t bytes = sh.shard * sizeof(float);
+  const Tier pt = o_.placement.params;
+  auto fail = [this](const Status& s) {
+    if (!s.ok() && first_error_.ok()) first_error_ = s;
+  };
+  if (stage == 0 && pt == Tier::kNvme) {
+    Result<PinnedBuffer> b = pool_->AllocBuffer(bytes);
+    if (!b.ok()) return fail(b.status().WithContext("NVMe staging"));
+    f.host_stage = std::move(*b);
+    float* dst = f.host_stage.as<float>();
+    SignalPtr prev = f.last;
+    f.last = nvme_lane_->Submit([this, g, dst, bytes] {
+      Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
+      return params_->Read(g, dst);
+    });
+  }
+  if (stage == 1 && pt != Tier::kDevice) {
+    // R == 1: the copy lands in the gathered buffer itself; else in a device shard slot.
+    Result<DeviceBuffer> b = be_->AllocBuffer(bytes, 4096);
+    if (!b.ok()) return fail(b.status().WithContext(fmt::format("fetching {}", groups_[static_cast<size_t>(g)].name)));
+    float* dst = b->as<float>();
+    if (ranks_ == 1) {
+      f.gathered = std::move(*b);
+      f.ready_ptr = dst;
+    } else {
+      f.dev_shard = std::move(*b);
+    }
+    const float* src = pt == Tier::kNvme ? f.host_stage.as<float>() : params_->Resident(g);
+    SignalPtr prev = f.last;
+    f.last = h2d_lane_->Submit([this, prev, dst, src, bytes] {
+      if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
+      Count(&Zero3Stats::h2d_bytes, static_cast<double>(bytes));
+      return be_->CopyH2D(dst, src, bytes);
+    });
+  }
+  if (stage == 2) {
+    if (ranks_ == 1) {
+      if (pt == Tier::kDevice) f.ready_ptr = params_->Resident(g);
+      return;
+    }
+    Result<DeviceBuffer> b = be_->AllocBuffer(sh.padded * sizeof(float), 4096);
+    if (!b.ok()) return fail(b.status().WithContext(fmt::format("gathering {}", groups_[static_cast<size_t>(g)].name)));
+    f.gathered = std::move(*b);
+    f.ready_ptr = f.gathered.as<float>();
+    const float* src = pt == Tier::kDevice ? params_->Resident(g) : f.dev_shard.as<float>();
+    float* dst = f.gathered.as<float>();
+    SignalPtr prev = f.last;
+    const size_t count = sh.shard;
+    f.last = comm_lane_->Submit([this, prev, src, dst, count] {
+      if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
+      Count(&Zero3Stats::network_bytes, static_cast<double>(count * sizeof(float)) * (ranks_ - 1));
+      return comm_->AllGather(src, count, dst);
+    });
+  }
+}
+
+void Zero3Engine::OnOpBegin(int op) {
+  if (op == 0) {
+    for (auto& f : fetch_) f.reset();
+  }
+  cur_op_ = op;
+  const int depth[3] = {dn_, dh_, da_};
+  for (int st = 0; st < 3; ++st)
+    for (int j = op; j <= op + depth[st]; ++j) IssueStage(st, j);
+}
+
+Result<const float*> Zero3Engine::Acquire(int group) {
+  if (cur_op_ < 0 || schedule_[static_cast<size_t>(cur_op_)].group != group)
+    return Internal(fmt::format("Acquire({}) does not match op {} of the schedule", group, cur_op_));
+  for (int st = 0; st < 3; ++st) IssueStage(st, cur_op_);
+  ZINF_RETURN_IF_ERROR(FailIfError());
+  OpFetch& f = *fetch_[static_cast<size_t>(cur_op_)];
+  if (f.last) {
+    auto t0 = std::chrono::steady_clock::now();
+    ZINF_RETURN_IF_ERROR(f.last->Wait());
+    Count(&Zero3Stats::wait_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  f.host_stage.reset();
+  f.dev_shard.reset();
+  return f.ready_ptr;
+}
+
+Status Zero3Engine::Release(int group) {
+  if (cur_op_ >= 0 && fetch_[static_cast<size_t>(cur_op_)]) fetch_[static_cast<size_t>(cur_op_)].reset();
+  return Status::Ok();
+}
+
+Result<float*> Zero3Engine::AcquireGrad(int group) {
+  const GroupShard& sh = shards_[static_cast<size_t>(group)];
+  ZINF_ASSIGN_OR_RETURN(DeviceBuffer b, be_->AllocBuffer(sh.padded * sizeof(float), 4096));
+  ZINF_RETURN_IF_ERROR(be_->Memset(b.data(), 0, sh.padded * sizeof(float)));
+  float* p = b.as<float>();
+  grad_bufs_[group] = std::move(b);
+  return p;
+}
+
+Status Zero3Engine::ReleaseGrad(int group) {
+  auto it = grad_bufs_.find(group);
+  if (it == grad_bufs_.end()) return Internal(fmt::format("ReleaseGrad({}) without AcquireGrad", group));
+  auto buf = std::make_shared<DeviceBuffer>(std::move(it->second));
+  grad_bufs_.erase(it);
+  const GroupShard sh = shards_[static_cast<size_t>(group)];
+  const float scale = grad_scale_;
+  pending_.push_back(comm_lane_->Submit([this, buf, sh, group, scale]() -> Status {
+    std::vector<float> part(sh.shard);
+    if (ranks_ > 1) {
+      ZINF_RETURN_IF_ERROR(comm_->ReduceScatter(buf->as<float>(), sh.shard, part.data()));
+      Count(&Zero3Stats::network_bytes, static_cast<double>(sh.shard * sizeof(float)) * (ranks_ - 1));
+    } else {
+      std::memcpy(part.data(), buf->as<float>(), sh.shard * sizeof(float));
+    }
+    buf->reset();
+    float* dst = grads_->Resident(group);
+    PinnedBuffer stage;
+    if (!dst) {  // NVMe: read, add, write
+      ZINF_ASSIGN_OR_RETURN(stage, pool_->AllocBuffer(sh.shard * sizeof(float)));
+      ZINF_RETURN_IF_ERROR(grads_->Read(group, stage.as<float>()));
+      Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(sh.shard * sizeof(float)));
+      dst = stage.as<float>();
+    }
+    if (grads_->tier() != Tier::kDevice) Count(&Zero3Stats::d2h_bytes, static_cast<double>(sh.shard * sizeof(float)));
+    for (size_t i = 0; i < sh.shard; ++i) dst[i] += part[i] * scale;
+    if (stage) {
+      Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(sh.shard * sizeof(float)));
+      return grads_->Write(group, stage.as<float>());
+    }
+    return Status::Ok();
+  }));
+  return Status::Ok();
+}
+
+Status Zero3Engine::BeginStep(float grad_scale) {
+  grad_scale_ = grad_scale;
+  for (auto& f : fetch_) f.reset();
+  cur_op_ = -1;
+  // Zero the gradient shards.
+  ZINF_ASSIGN_OR_RETURN(PinnedBuffer zero, pool_->AllocBuffer(std::max_element(shards_.begin(), shards_.end(),
+      [](const GroupShard& a, const GroupShard& b) { return a.shard < b.shard; })->shard * sizeof(float)));
+  std::memset(zero.data(), 0, zero.bytes());
+  for (size_t g = 0; g < groups_.size(); ++g) ZINF_RETURN_IF_ERROR(grads_->Write(static_cast<int>(g), zero.as<float>()));
+  return first_error_;
+}
+
+Status Zero3Engine::FinishBackward() {
+  Status st = first_error_;
+  for (const SignalPtr& s : pending_) {
+    Status r = s->Wait();
+    if (st.ok() && !r.ok()) st = r;
+  }
+  pending_.clear();
+  nvme_lane_->Drain();
+  h2d_lane_->Drain();
+  comm_lane_->Drain();
+  for (auto& f : fetch_) f.reset();
+  return st;
+}
+
+Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
+  auto t0 = std::chrono::steady_clock::now();
+  AdamParams hp = hp_in;
+  hp.step = ++adam_step_;
+  const int threads = be_->threads();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const int gi = static_cast<int>(g);
+    const size_t n = shards_[g].shard, bytes = n * sizeof(float);
+    // Each state in place where it is resident, else through pinned staging.
+    PinnedBuffer stage[4];
+    ShardTier* tiers[4] = {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()};
+    float* ptr[4];
+    for (int s = 0; s < 4; ++s) {
+      ptr[s] = tiers[s]->Resident(gi);
+      if (tiers[s]->tier() == Tier::kDevice && be_->name() != "cpu") ptr[s] = nullptr;  // GPU memory: copy
+      if (!ptr[s]) {
+        ZINF_ASSIGN_OR_RETURN(stage[s], pool_->AllocBuffer(bytes));
+        ZINF_RETURN_IF_ERROR(tiers[s]->Read(gi, stage[s].as<float>()));
+        if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
+        ptr[s] = stage[s].as<float>();
+      }
+    }
+    cpu::AdamStep(ptr[0], ptr[1], ptr[2], ptr[3], n, hp, threads);
+    for (int s : {0, 2, 3}) {
+      if (!stage[s]) continue;
+      ZINF_RETURN_IF_ERROR(tiers[s]->Write(gi, stage[s].as<float>()));
+      if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(bytes));
+    }
+  }
+  Count(&Zero3Stats::optimizer_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return Status::Ok();
+}
+
+Status Zero3Engine::ReadShard(int group, bool grads, std::vector<float>* out) {
+  const GroupShard& sh = shards_[static_cast<size_t>(group)];
+  ZINF_ASSIGN_OR_RETURN(PinnedBuffer stage, pool_->AllocBuffer(sh.shard * sizeof(float)));
+  ZINF_RETURN_IF_ERROR((grads ? grads_ : params_)->Read(group, stage.as<float>()));
+  out->assign(stage.as<float>(), stage.as<float>() + sh.shard);
+  return Status::Ok();
+}
+
+Status Zero3Engine::GatherAllParams(std::vector<std::vector<float>>* out) {
+  out->clear();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    std::vector<float> shard;
+    ZINF_RETURN_IF_ERROR(ReadShard(static_cast<int>(g), false, &shard));
+    std::vector<float> full(shards_[g].padded);
+    if (ranks_ > 1) ZINF_RETURN_IF_ERROR(comm_->AllGather(shard.data(), shard.size(), full.data()));
+    else full = shard;
+    full.resize(groups_[g].numel);
+    out->push_back(std::move(full));
+  }
+  return Status::Ok();
+}
+
+void Zero3Engine::Count(double Zero3Stats::*field, double v) const {
+  std::lock_guard<std::mutex> l(stats_mu_);
+  stats_.*field += v;
+}
+
+Zero3Stats Zero3Engine::stats() const {
+  Zero3Stats s;
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    s = stats_;
+  }
+  s.nvme_busy_s = nvme_lane_->busy_s();
+  s.h2d_busy_s = h2d_lane_->busy_s();
+  s.comm_busy_s = comm_lane_->busy_s();
+  return s;
+}
+
+double Zero3Engine::host_bytes() const {
+  double b = static_cast<double>(pool_->peak_bytes());
+  for (const ShardTier* t : {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()})
+    if (t->tier() == Tier::kHost) b += t->bytes();
+  return b;
+}
+
+double Zero3Engine::nvme_bytes() const {
+  double b = 0;
+  for (const ShardTier* t : {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()})
+    if (t->tier() == Tier::kNvme) b += t->bytes();
+  return b;
+}
+
+}  // namespace zinf

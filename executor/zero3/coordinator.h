@@ -1,0 +1,121 @@
+// Zero3Engine: the ZeRO-3 parameter coordinator, gradient reducer and sharded optimizer of
+// one rank, as a ParamProvider for the model.
+//
+// Parameters: each group is sharded 1/R (shard_layout.h); this rank's shards live on the
+// plan's params tier. Before op i uses group g, the chain NVMe -> pinned host staging ->
+// device (arena) -> allgather fills a gathered buffer of the whole group; ops ahead are
+// prefetched in the model's recorded op order: the NVMe read of op i+dn, the H2D copy of
+// op i+dh and the allgather of op i+da are issued when op i begins (depths from the plan,
+// made monotone dn >= dh >= da). Each stage runs on its own lane (thread), so transfers
+// overlap with compute; Release frees the gathered buffer.
+// Gradients: AcquireGrad hands out a zeroed gathered-size buffer; ReleaseGrad
+// reduce-scatters it (sum over ranks, fixed order) on the comm lane and adds this rank's
+// part, scaled by grad_scale, into the grads tier.
+// Optimizer: after backward, AdamW on this rank's shards in sub-groups of
+// optimizer_chunk_params elements on the CPU (the executor's own kernel), streaming params,
+// grads, m and v through their tiers; the same kernel and order for every placement, so
+// losses are bitwise identical whatever the placement.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "executor/backend/backend.h"
+#include "executor/comm/comm.h"
+#include "executor/model/gpt_schedule.h"
+#include "executor/model/param_groups.h"
+#include "executor/model/param_provider.h"
+#include "executor/storage/pinned_host_pool.h"
+#include "executor/zero3/lane.h"
+#include "executor/zero3/shard_tier.h"
+
+namespace zinf {
+
+struct Zero3Options {
+  Placement placement;
+  int prefetch_nvme = 3, prefetch_h2d = 2, prefetch_allgather = 1;
+  std::string nvme_dir = "/tmp/zinf-nvme";
+  StorageOptions io;
+  size_t optimizer_chunk_params = 1 << 20;
+  size_t pinned_bytes = 0;  // host staging pool; 0 -> derived from the largest shard and depths
+};
+
+// Bytes and seconds per lane, for metrics and the measured-vs-predicted report.
+struct Zero3Stats {
+  double nvme_read_bytes = 0, nvme_write_bytes = 0, h2d_bytes = 0, d2h_bytes = 0, network_bytes = 0;
+  double nvme_busy_s = 0, h2d_busy_s = 0, comm_busy_s = 0, optimizer_s = 0;
+  double wait_s = 0;  // compute thread blocked in Acquire (fetches not hidden)
+};
+
+class Zero3Engine final : public ParamProvider {
+ public:
+  static Result<std::unique_ptr<Zero3Engine>> Create(const std::vector<ParamGroup>& groups,
+                                                     const std::vector<GroupOp>& schedule, Backend* backend,
+                                                     Comm* comm, const Zero3Options& o);
+  ~Zero3Engine() override;
+
+  // Deterministic init: every rank computes the full group and keeps its shard.
+  Status InitParams(uint64_t seed);
+  // Starts a step: grads zeroed, op cursor reset. grad_scale multiplies each contribution
+  // (1 / (ranks * grad_accum) for a mean over the global batch).
+  Status BeginStep(float grad_scale);
+  // Waits for every outstanding transfer of the passes (call after the last backward).
+  Status FinishBackward();
+  Status OptimizerStep(const AdamParams& hp);
+
+  // ParamProvider
+  void OnOpBegin(int op_index) override;
+  Result<const float*> Acquire(int group) override;
+  Status Release(int group) override;
+  Result<float*> AcquireGrad(int group) override;
+  Status ReleaseGrad(int group) override;
+
+  // Tests and checkpoints: this rank's shard of group g (params or grads) on the host.
+  Status ReadShard(int group, bool grads, std::vector<float>* out);
+  // Full params of every group (allgather; collective: all ranks call it).
+  Status GatherAllParams(std::vector<std::vector<float>>* out);
+
+  const std::vector<GroupShard>& shards() const { return shards_; }
+  Zero3Stats stats() const;
+  double host_bytes() const;   // host tiers + pinned pool peak
+  double nvme_bytes() const;
+  uint64_t pinned_peak_bytes() const { return pool_->peak_bytes(); }
+
+ private:
+  struct OpFetch;
+  Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* backend, Comm* comm,
+              const Zero3Options& o);
+  Status Setup();
+  void IssueStage(int stage, int op);  // 0 nvme, 1 h2d, 2 allgather
+  Status FailIfError();
+
+  std::vector<ParamGroup> groups_;
+  std::vector<GroupOp> schedule_;
+  Backend* be_;
+  Comm* comm_;
+  Zero3Options o_;
+  int rank_ = 0, ranks_ = 1;
+  int dn_ = 0, dh_ = 0, da_ = 0;
+  std::vector<GroupShard> shards_;
+  std::unique_ptr<NvmeStore> nvme_;  // declared before the tiers that use it
+  std::mutex nvme_mu_;
+  std::unique_ptr<ShardTier> params_, grads_, adam_m_, adam_v_;
+  std::unique_ptr<PinnedHostPool> pool_;
+  std::unique_ptr<Lane> nvme_lane_, h2d_lane_, comm_lane_;
+  std::vector<std::unique_ptr<OpFetch>> fetch_;  // per op of the schedule (this pass)
+  int cur_op_ = -1;
+  std::map<int, DeviceBuffer> grad_bufs_;         // group -> gathered grad buffer in flight
+  std::vector<SignalPtr> pending_;                // grad reductions in flight
+  float grad_scale_ = 1.0f;
+  int64_t adam_step_ = 0;
+  Status first_error_;
+  void Count(double Zero3Stats::*field, double v) const;  // lanes update stats concurrently
+  mutable std::mutex stats_mu_;
+  mutable Zero3Stats stats_;
+};
+
+}  // namespace zinf

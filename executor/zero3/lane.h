@@ -1,0 +1,55 @@
+// Lane: one worker thread running submitted jobs in submission order (a CPU "stream"),
+// and Signal, a one-shot completion flag carrying a Status. The coordinator's NVMe, H2D
+// and comm lanes overlap with compute; their order of submission is deterministic (the
+// compute thread submits), so every rank issues its collectives in the same order.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/status.h"
+
+namespace zinf {
+
+class Signal {
+ public:
+  void Set(Status s = Status::Ok());
+  Status Wait();  // blocks until Set
+  bool IsSet() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Status status_;
+};
+using SignalPtr = std::shared_ptr<Signal>;
+
+class Lane {
+ public:
+  explicit Lane(std::string name);
+  ~Lane();  // drains
+  // Runs job on the lane; the returned signal carries its Status.
+  SignalPtr Submit(std::function<Status()> job);
+  void Drain();  // waits for every submitted job
+  const std::string& name() const { return name_; }
+  double busy_s() const;  // seconds spent running jobs
+
+ private:
+  void Loop();
+  std::string name_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::pair<std::function<Status()>, SignalPtr>> q_;
+  bool stop_ = false;
+  int running_ = 0;
+  double busy_s_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace zinf
