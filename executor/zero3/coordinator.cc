@@ -75,9 +75,9 @@ Status Zero3Engine::Setup() {
   size_t pinned = o_.pinned_bytes;
   if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 8) * max_shard * sizeof(float) + (1 << 20);
   ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/false));
-  nvme_lane_ = std::make_unique<Lane>("nvme");
+  nvme_lane_ = std::make_unique<Lane>("nvme_read");
   h2d_lane_ = std::make_unique<Lane>("h2d");
-  comm_lane_ = std::make_unique<Lane>("comm");
+  comm_lane_ = std::make_unique<Lane>("network");
   fetch_.resize(schedule_.size());
   return Status::Ok();
 }
@@ -123,7 +123,7 @@ void Zero3Engine::IssueStage(int stage, int op) {
     f.last = nvme_lane_->Submit([this, g, dst, bytes] {
       Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
       return params_->Read(g, dst);
-    });
+    }, trace_ ? groups_[static_cast<size_t>(g)].name + " nvme read" : std::string());
   }
   if (stage == 1 && pt != Tier::kDevice) {
     // R == 1: the copy lands in the gathered buffer itself; else in a device shard slot.
@@ -142,7 +142,7 @@ void Zero3Engine::IssueStage(int stage, int op) {
       if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
       Count(&Zero3Stats::h2d_bytes, static_cast<double>(bytes));
       return be_->CopyH2D(dst, src, bytes);
-    });
+    }, trace_ ? groups_[static_cast<size_t>(g)].name + " h2d" : std::string());
   }
   if (stage == 2) {
     if (ranks_ == 1) {
@@ -161,7 +161,7 @@ void Zero3Engine::IssueStage(int stage, int op) {
       if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
       Count(&Zero3Stats::network_bytes, static_cast<double>(count * sizeof(float)) * (ranks_ - 1));
       return comm_->AllGather(src, count, dst);
-    });
+    }, trace_ ? groups_[static_cast<size_t>(g)].name + " allgather" : std::string());
   }
 }
 
@@ -188,10 +188,16 @@ Result<const float*> Zero3Engine::Acquire(int group) {
   }
   f.host_stage.reset();
   f.dev_shard.reset();
+  if (trace_) op_start_us_ = trace_->NowUs();
   return f.ready_ptr;
 }
 
 Status Zero3Engine::Release(int group) {
+  if (trace_ && cur_op_ >= 0) {
+    const GroupOp& op = schedule_[static_cast<size_t>(cur_op_)];
+    trace_->Complete(groups_[static_cast<size_t>(group)].name, PhaseName(op.phase), op_start_us_,
+                     trace_->NowUs() - op_start_us_, trace_pid_, 0);
+  }
   if (cur_op_ >= 0 && fetch_[static_cast<size_t>(cur_op_)]) fetch_[static_cast<size_t>(cur_op_)].reset();
   return Status::Ok();
 }
@@ -236,7 +242,7 @@ Status Zero3Engine::ReleaseGrad(int group) {
       return grads_->Write(group, stage.as<float>());
     }
     return Status::Ok();
-  }));
+  }, trace_ ? groups_[static_cast<size_t>(group)].name + " reduce-scatter" : std::string()));
   return Status::Ok();
 }
 
@@ -288,7 +294,9 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
         ptr[s] = stage[s].as<float>();
       }
     }
+    const double ts = trace_ ? trace_->NowUs() : 0;
     cpu::AdamStep(ptr[0], ptr[1], ptr[2], ptr[3], n, hp, threads);
+    if (trace_) trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4);
     for (int s : {0, 2, 3}) {
       if (!stage[s]) continue;
       ZINF_RETURN_IF_ERROR(tiers[s]->Write(gi, stage[s].as<float>()));
@@ -324,6 +332,18 @@ Status Zero3Engine::GatherAllParams(std::vector<std::vector<float>>* out) {
 void Zero3Engine::Count(double Zero3Stats::*field, double v) const {
   std::lock_guard<std::mutex> l(stats_mu_);
   stats_.*field += v;
+}
+
+void Zero3Engine::SetTrace(reports::ChromeTraceWriter* trace, int64_t pid) {
+  trace_ = trace;
+  trace_pid_ = pid;
+  if (!trace) return;
+  trace->SetProcessName(pid, "rank " + std::to_string(pid));
+  trace->SetThreadName(pid, 0, "compute");
+  trace->SetThreadName(pid, 4, "cpu_optimizer");
+  nvme_lane_->SetTrace(trace, pid, 1);
+  h2d_lane_->SetTrace(trace, pid, 2);
+  comm_lane_->SetTrace(trace, pid, 3);
 }
 
 Zero3Stats Zero3Engine::stats() const {

@@ -74,6 +74,10 @@ class Zero3Engine final : public ParamProvider {
   Result<float*> AcquireGrad(int group) override;
   Status ReleaseGrad(int group) override;
 
+  // Records every op (compute track), lane job and optimizer group into `trace` under
+  // process `pid` (the rank), in the simulator's resource names.
+  void SetTrace(reports::ChromeTraceWriter* trace, int64_t pid);
+
   // Tests and checkpoints: this rank's shard of group g (params or grads) on the host.
   Status ReadShard(int group, bool grads, std::vector<float>* out);
   // Full params of every group (allgather; collective: all ranks call it).
@@ -113,6 +117,9 @@ class Zero3Engine final : public ParamProvider {
   float grad_scale_ = 1.0f;
   int64_t adam_step_ = 0;
   Status first_error_;
+  reports::ChromeTraceWriter* trace_ = nullptr;
+  int64_t trace_pid_ = 0;
+  double op_start_us_ = 0;
   void Count(double Zero3Stats::*field, double v) const;  // lanes update stats concurrently
   mutable std::mutex stats_mu_;
   mutable Zero3Stats stats_;

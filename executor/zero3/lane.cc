@@ -33,10 +33,18 @@ Lane::~Lane() {
   thread_.join();
 }
 
-SignalPtr Lane::Submit(std::function<Status()> job) {
+void Lane::SetTrace(reports::ChromeTraceWriter* trace, int64_t pid, int64_t tid) {
+  std::lock_guard<std::mutex> l(mu_);
+  trace_ = trace;
+  pid_ = pid;
+  tid_ = tid;
+  if (trace) trace->SetThreadName(pid, tid, name_);
+}
+
+SignalPtr Lane::Submit(std::function<Status()> job, std::string name) {
   auto sig = std::make_shared<Signal>();
   std::lock_guard<std::mutex> l(mu_);
-  q_.emplace_back(std::move(job), sig);
+  q_.push_back(Job{std::move(job), sig, std::move(name)});
   cv_.notify_all();
   return sig;
 }
@@ -59,14 +67,17 @@ void Lane::Loop() {
       if (stop_) return;
       continue;
     }
-    auto [job, sig] = std::move(q_.front());
+    Job job = std::move(q_.front());
     q_.pop_front();
     ++running_;
+    reports::ChromeTraceWriter* trace = trace_;
     l.unlock();
+    const double ts = trace ? trace->NowUs() : 0;
     auto t0 = std::chrono::steady_clock::now();
-    Status s = job();
+    Status s = job.fn();
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    sig->Set(std::move(s));
+    if (trace) trace->Complete(job.name.empty() ? name_ : job.name, name_, ts, dt * 1e6, pid_, tid_);
+    job.sig->Set(std::move(s));
     l.lock();
     busy_s_ += dt;
     --running_;

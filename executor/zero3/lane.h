@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/status.h"
+#include "reports/chrome_trace.h"
 
 namespace zinf {
 
@@ -34,8 +35,10 @@ class Lane {
  public:
   explicit Lane(std::string name);
   ~Lane();  // drains
-  // Runs job on the lane; the returned signal carries its Status.
-  SignalPtr Submit(std::function<Status()> job);
+  // Runs job on the lane; the returned signal carries its Status. With a trace set, the
+  // job is recorded as a complete event `name` on this lane's track.
+  SignalPtr Submit(std::function<Status()> job, std::string name = {});
+  void SetTrace(reports::ChromeTraceWriter* trace, int64_t pid, int64_t tid);
   void Drain();  // waits for every submitted job
   const std::string& name() const { return name_; }
   double busy_s() const;  // seconds spent running jobs
@@ -45,7 +48,14 @@ class Lane {
   std::string name_;
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
-  std::deque<std::pair<std::function<Status()>, SignalPtr>> q_;
+  struct Job {
+    std::function<Status()> fn;
+    SignalPtr sig;
+    std::string name;
+  };
+  std::deque<Job> q_;
+  reports::ChromeTraceWriter* trace_ = nullptr;
+  int64_t pid_ = 0, tid_ = 0;
   bool stop_ = false;
   int running_ = 0;
   double busy_s_ = 0;

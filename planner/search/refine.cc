@@ -36,9 +36,7 @@ Prediction SimulatedPrediction(const ModelSpec& m, const HwProfile& hw, const Pl
 
 void RefineWithSimulator(const ModelSpec& m, const HwProfile& hw, SearchResult& r) {
   for (Candidate& c : r.top) c.prediction = SimulatedPrediction(m, hw, c.knobs);
-  std::stable_sort(r.top.begin(), r.top.end(), [](const Candidate& a, const Candidate& b) {
-    return a.prediction.tokens_per_s > b.prediction.tokens_per_s;
-  });
+  std::stable_sort(r.top.begin(), r.top.end(), BetterCandidate);
   for (auto& [name, c] : r.best_per_strategy) c.prediction = SimulatedPrediction(m, hw, c.knobs);
 }
 

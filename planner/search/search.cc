@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
@@ -56,12 +57,21 @@ std::vector<int64_t> PowersOfTwoUpTo(int64_t max) {
   return v;
 }
 
-bool Better(const Candidate& a, const Candidate& b) {
-  if (a.prediction.tokens_per_s != b.prediction.tokens_per_s)
-    return a.prediction.tokens_per_s > b.prediction.tokens_per_s;
-  return a.prediction.device_bytes < b.prediction.device_bytes;
+}  // namespace
+
+bool BetterCandidate(const Candidate& a, const Candidate& b) {
+  const double ta = a.prediction.tokens_per_s, tb = b.prediction.tokens_per_s;
+  if (std::fabs(ta - tb) > 1e-3 * std::max(ta, tb)) return ta > tb;
+  if (a.knobs.tile_factor != b.knobs.tile_factor) return a.knobs.tile_factor < b.knobs.tile_factor;
+  const int64_t da = a.knobs.prefetch_nvme + a.knobs.prefetch_h2d + a.knobs.prefetch_allgather;
+  const int64_t db = b.knobs.prefetch_nvme + b.knobs.prefetch_h2d + b.knobs.prefetch_allgather;
+  if (da != db) return da < db;
+  if (a.prediction.device_bytes != b.prediction.device_bytes) return a.prediction.device_bytes < b.prediction.device_bytes;
+  return ta > tb;
 }
 
+namespace {
+const auto Better = BetterCandidate;
 }  // namespace
 
 Result<SearchResult> SearchPlans(const ModelSpec& m, const HwProfile& hw, const SearchOptions& o) {

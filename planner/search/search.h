@@ -55,6 +55,10 @@ struct SearchResult {
   std::map<std::string, Candidate> best_per_strategy;
 };
 
+// Ranking: faster first; within 0.1% (noise for a model) the simpler schedule: no tiling,
+// shallower prefetch, then less device memory.
+bool BetterCandidate(const Candidate& a, const Candidate& b);
+
 // Base knobs from options (everything but the searched dimensions).
 PlanKnobs BaseKnobs(const ModelSpec& m, const HwProfile& hw, const SearchOptions& o);
 

@@ -1,0 +1,155 @@
+#include "executor/zrun/run_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/units.h"
+#include "core/yaml_emit.h"
+#include "reports/html.h"
+#include "reports/svg.h"
+
+namespace zinf {
+
+void Summarise(RunSummary& s) {
+  const size_t first = s.steps.size() > 1 ? 1 : 0;
+  double n = 0;
+  s.measured_step_s = s.measured_fwd_bwd_s = s.measured_drain_s = s.measured_optimizer_s = 0;
+  for (size_t i = first; i < s.steps.size(); ++i, ++n) {
+    s.measured_step_s += s.steps[i].step_s;
+    s.measured_fwd_bwd_s += s.steps[i].fwd_bwd_s;
+    s.measured_drain_s += s.steps[i].drain_s;
+    s.measured_optimizer_s += s.steps[i].optimizer_s;
+  }
+  if (n > 0) {
+    s.measured_step_s /= n;
+    s.measured_fwd_bwd_s /= n;
+    s.measured_drain_s /= n;
+    s.measured_optimizer_s /= n;
+  }
+}
+
+std::string MetricsCsv(const RunSummary& s) {
+  std::string out = "step,loss,step_s,fwd_bwd_s,drain_s,optimizer_s,tokens_per_s\n";
+  for (const StepResult& r : s.steps)
+    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f}\n", r.step, r.loss, r.step_s, r.fwd_bwd_s, r.drain_s,
+                       r.optimizer_s, r.tokens_per_s);
+  return out;
+}
+
+namespace {
+
+double ErrorPct(double measured, double predicted) {
+  return predicted > 0 ? 100.0 * (measured - predicted) / predicted : 0.0;
+}
+
+}  // namespace
+
+std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
+  const Prediction& p = plan.prediction;
+  YamlOut y;
+  y.Comment("zrun: measured against the plan's prediction");
+  y.Key("format", "zinf.run/v1");
+  y.Key("plan", s.plan_path);
+  y.Key("data", s.data_path);
+  y.Key("ranks", static_cast<int64_t>(s.ranks));
+  y.Key("steps", static_cast<int64_t>(s.steps.size()));
+  if (!s.steps.empty()) {
+    y.Key("first_loss", s.steps.front().loss);
+    y.Key("last_loss", s.steps.back().loss);
+  }
+  y.Begin("step_time_s");
+  y.Key("measured", s.measured_step_s);
+  y.Key("predicted", p.step_time_s);
+  y.Key("error_pct", ErrorPct(s.measured_step_s, p.step_time_s));
+  y.End();
+  y.Begin("phases_s");
+  y.Key("forward_backward", s.measured_fwd_bwd_s);
+  y.Key("drain", s.measured_drain_s);
+  y.Key("optimizer", s.measured_optimizer_s);
+  y.End();
+  y.Begin("memory_bytes");
+  y.Key("device_peak", s.device_peak_bytes);
+  y.Key("device_predicted", p.device_bytes);
+  y.Key("host", s.host_bytes);
+  y.Key("nvme", s.nvme_bytes);
+  y.End();
+  y.Begin("io_bytes");
+  y.Key("nvme_read", s.io.nvme_read_bytes);
+  y.Key("nvme_write", s.io.nvme_write_bytes);
+  y.Key("h2d", s.io.h2d_bytes);
+  y.Key("d2h", s.io.d2h_bytes);
+  y.Key("network", s.io.network_bytes);
+  y.End();
+  y.Begin("lane_busy_s");
+  y.Key("nvme_read", s.io.nvme_busy_s);
+  y.Key("h2d", s.io.h2d_busy_s);
+  y.Key("network", s.io.comm_busy_s);
+  y.Key("cpu_optimizer", s.io.optimizer_s);
+  y.Key("compute_wait", s.io.wait_s);
+  y.End();
+  return y.str();
+}
+
+Status WriteRunReport(const RunSummary& s, const Plan& plan, const std::string& path) {
+  using namespace reports;
+  const Prediction& p = plan.prediction;
+  Page page(fmt::format("zrun: {} ({} rank{})", plan.model.name, s.ranks, s.ranks > 1 ? "s" : ""));
+  page.Subtitle(fmt::format("plan {} | data {} | {} steps", s.plan_path, s.data_path, s.steps.size()));
+  page.Section("Measured vs predicted");
+  page.KeyValueTable({
+      {"step time, measured (mean after warm-up)", FormatSeconds(s.measured_step_s)},
+      {"step time, predicted (" + p.model + ")", FormatSeconds(p.step_time_s)},
+      {"error", fmt::format("{:+.1f}%", ErrorPct(s.measured_step_s, p.step_time_s))},
+      {"tokens/s, measured", fmt::format("{:.0f}", s.steps.empty() ? 0.0 : s.steps.back().tokens_per_s)},
+      {"tokens/s, predicted", fmt::format("{:.0f}", p.tokens_per_s)},
+      {"predicted bottleneck", p.bottleneck},
+  });
+  BarChart phases;
+  phases.title = "Step phases: measured vs predicted";
+  phases.categories = {"forward+backward", "optimizer"};
+  phases.value_axis = SecondsAxis("seconds");
+  auto phase = [&](const char* a, const char* b) {
+    double v = 0;
+    if (p.phase_s.count(a)) v += p.phase_s.at(a);
+    if (b && p.phase_s.count(b)) v += p.phase_s.at(b);
+    return v;
+  };
+  phases.series.push_back({"measured", {s.measured_fwd_bwd_s + s.measured_drain_s, s.measured_optimizer_s}});
+  phases.series.push_back({"predicted", {phase("forward_backward", nullptr) + phase("forward", "backward"), phase("optimizer", nullptr)}});
+  page.AddSvg(RenderBarChart(phases));
+  page.Section("Memory per tier (per rank)");
+  BarChart mem;
+  mem.title = "Measured against the plan";
+  mem.categories = {"device", "host", "nvme"};
+  mem.value_axis.unit = Unit::kBytes;
+  mem.value_axis.label = "bytes";
+  const double g = static_cast<double>(plan.knobs.gpus_per_node);
+  mem.series.push_back({"measured", {s.device_peak_bytes, s.host_bytes, s.nvme_bytes}});
+  mem.series.push_back({"predicted", {p.device_bytes, p.host_bytes / g, p.nvme_bytes / g}});
+  mem.capacity = {plan.knobs.device_budget_bytes, plan.knobs.host_budget_bytes / g,
+                  plan.knobs.nvme_budget_bytes > 0 ? plan.knobs.nvme_budget_bytes / g : std::nan("")};
+  page.AddSvg(RenderBarChart(mem));
+  page.Section("Loss");
+  LineChart loss;
+  loss.title = "Training loss";
+  loss.x.label = "step";
+  loss.y.label = "loss";
+  LineSeries ls{"loss", {}};
+  for (const StepResult& r : s.steps) ls.points.push_back({static_cast<double>(r.step), r.loss});
+  loss.series.push_back(ls);
+  page.AddSvg(RenderLineChart(loss));
+  page.Section("I/O and lanes");
+  page.KeyValueTable({
+      {"NVMe read", FormatBytes(s.io.nvme_read_bytes)},
+      {"NVMe write", FormatBytes(s.io.nvme_write_bytes)},
+      {"host to device", FormatBytes(s.io.h2d_bytes)},
+      {"device to host", FormatBytes(s.io.d2h_bytes)},
+      {"network", FormatBytes(s.io.network_bytes)},
+      {"compute blocked waiting for params", FormatSeconds(s.io.wait_s)},
+  });
+  page.Link("measured trace (trace.json)", "trace.json");
+  return page.Write(path);
+}
+
+}  // namespace zinf

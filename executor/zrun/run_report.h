@@ -1,0 +1,31 @@
+// What a zrun run measured, beside what the plan predicted: summary.yaml, metrics.csv and
+// report.html (measured vs predicted step time and phases, memory per tier against the plan).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "executor/train/trainer.h"
+
+namespace zinf {
+
+struct RunSummary {
+  std::string plan_path;
+  std::string data_path;
+  int ranks = 1;
+  std::vector<StepResult> steps;
+  double measured_step_s = 0;  // mean over steps after the first (warm-up), or the one step
+  double measured_fwd_bwd_s = 0, measured_drain_s = 0, measured_optimizer_s = 0;
+  double device_peak_bytes = 0;  // per rank (arena peak)
+  double host_bytes = 0;         // per rank: host tiers + pinned staging + host checkpoints
+  double nvme_bytes = 0;         // per rank
+  Zero3Stats io;
+};
+
+void Summarise(RunSummary& s);  // fills the measured means from steps
+std::string MetricsCsv(const RunSummary& s);
+std::string SummaryYaml(const RunSummary& s, const Plan& plan);
+Status WriteRunReport(const RunSummary& s, const Plan& plan, const std::string& path);
+
+}  // namespace zinf

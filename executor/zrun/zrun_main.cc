@@ -1,0 +1,156 @@
+// zrun: run a zplan plan for real (ZeRO-3 on the CPU backend, several ranks under mpirun,
+// NVMe offload through io_uring) and report measured against predicted.
+// Exit codes: 0 ok, 1 runtime failure, 2 bad input or usage.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "core/file_util.h"
+#include "core/units.h"
+#include "executor/comm/loopback_comm.h"
+#include "executor/comm/mpi_comm.h"
+#include "executor/comm/mpi_session.h"
+#include "executor/train/trainer.h"
+#include "executor/zrun/run_report.h"
+#include "reports/chrome_trace.h"
+
+namespace {
+
+using namespace zinf;
+
+struct Args {
+  std::string plan, data, out = "zrun-out", nvme_dir;
+  int64_t steps = 10;
+  float lr = 3e-4f;
+  uint64_t seed = 1234;
+  int threads = 0;
+  bool quiet = false;
+  bool allow_backend_mismatch = false;
+};
+
+int ExitCode(const Status& s) {
+  return s.code() == Code::kInvalidArgument || s.code() == Code::kNotFound ? 2 : 1;
+}
+
+bool UnderMpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
+  const int rank = comm.rank();
+  ZINF_ASSIGN_OR_RETURN(Plan plan, LoadPlan(plan_path));
+  if (plan.backend != "cpu" && !a.allow_backend_mismatch)
+    return InvalidArgument(fmt::format("{}: key 'hardware.backend' is '{}', but this zrun runs the CPU backend; plan with a CPU "
+                                       "profile (zplan profile) or pass --allow-backend-mismatch", plan_path, plan.backend));
+  ZINF_RETURN_IF_ERROR(MakeDirs(a.out));
+  TrainOptions o;
+  o.data_path = a.data;
+  o.lr = a.lr;
+  o.seed = a.seed;
+  o.threads = a.threads;
+  o.nvme_dir = a.nvme_dir;
+  if (!o.nvme_dir.empty()) plan.knobs.nvme_dir = o.nvme_dir;
+  auto trainer = Trainer::Create(plan, &comm, o);
+  if (!trainer.ok()) return trainer.status();
+  Trainer& t = **trainer;
+  reports::ChromeTraceWriter trace;
+  trace.SetMetadata("source", "measured");
+  trace.SetMetadata("plan", plan_path);
+  t.engine().SetTrace(&trace, rank);
+  RunSummary sum;
+  sum.plan_path = plan_path;
+  sum.data_path = a.data;
+  sum.ranks = comm.size();
+  for (int64_t s = 0; s < a.steps; ++s) {
+    const double ts = trace.NowUs();
+    ZINF_ASSIGN_OR_RETURN(StepResult r, t.Step(s));
+    trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
+    sum.steps.push_back(r);
+    if (rank == 0 && !a.quiet) {
+      std::fprintf(stderr, "\rzrun: step %lld/%lld  loss %.4f  step %s  %.0f tokens/s   ", (long long)(s + 1),
+                   (long long)a.steps, r.loss, FormatSeconds(r.step_s).c_str(), r.tokens_per_s);
+      std::fflush(stderr);
+    }
+  }
+  if (rank == 0 && !a.quiet) std::fprintf(stderr, "\n");
+  trace.SetThreadName(rank, 5, "step");
+  Summarise(sum);
+  sum.device_peak_bytes = static_cast<double>(t.backend().Peak());
+  sum.host_bytes = t.engine().host_bytes() + t.activation_host_bytes();
+  sum.nvme_bytes = t.engine().nvme_bytes();
+  sum.io = t.engine().stats();
+  const std::string suffix = rank == 0 ? "" : fmt::format("-rank{}", rank);
+  ZINF_RETURN_IF_ERROR(trace.Write(a.out + "/trace" + suffix + ".json"));
+  if (rank != 0) return Status::Ok();
+  ZINF_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/metrics.csv", MetricsCsv(sum)));
+  ZINF_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/summary.yaml", SummaryYaml(sum, plan)));
+  ZINF_RETURN_IF_ERROR(WriteRunReport(sum, plan, a.out + "/report.html"));
+  const double pred = plan.prediction.step_time_s;
+  std::printf("zrun: %s, %d rank(s), %zu steps: loss %.4f -> %.4f\n", plan.model.name.c_str(), comm.size(), sum.steps.size(),
+              sum.steps.front().loss, sum.steps.back().loss);
+  std::printf("  step time measured %s, predicted %s (%s): error %+.1f%%\n", FormatSeconds(sum.measured_step_s).c_str(),
+              FormatSeconds(pred).c_str(), plan.prediction.model.c_str(), pred > 0 ? 100.0 * (sum.measured_step_s - pred) / pred : 0.0);
+  std::printf("  peak device %s (budget %s, predicted %s), host %s, nvme %s\n", FormatBytes(sum.device_peak_bytes).c_str(),
+              FormatBytes(plan.knobs.device_budget_bytes).c_str(), FormatBytes(plan.prediction.device_bytes).c_str(),
+              FormatBytes(sum.host_bytes).c_str(), FormatBytes(sum.nvme_bytes).c_str());
+  std::printf("  wrote %s/{metrics.csv, summary.yaml, report.html, trace.json}\n", a.out.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"zrun: run a zplan plan (ZeRO-3 on the CPU backend; several ranks under mpirun).\n"
+               "Exit codes: 0 ok, 1 runtime failure, 2 bad input or usage."};
+  app.add_option("--plan", a.plan, "plan.yaml from zplan plan")->required();
+  app.add_option("--data", a.data, "training data: any text file (byte-level) or a uint16 .bin token file")->required();
+  app.add_option("--steps", a.steps, "optimizer steps")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
+  app.add_option("--out", a.out, "output directory")->capture_default_str();
+  app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
+  app.add_option("--seed", a.seed, "initialisation seed")->capture_default_str();
+  app.add_option("--threads", a.threads, "compute threads per rank (default: cores / ranks)");
+  app.add_option("--nvme-dir", a.nvme_dir, "override the plan's NVMe directory");
+  app.add_flag("--quiet", a.quiet, "no progress line");
+  app.add_flag("--allow-backend-mismatch", a.allow_backend_mismatch, "run a plan made for another backend on the CPU backend");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int r = app.exit(e);
+    return r == 0 ? 0 : 2;
+  }
+  std::unique_ptr<MpiSession> mpi;
+  std::unique_ptr<Comm> comm;
+  if (UnderMpi()) {
+    auto s = MpiSession::Init(&argc, &argv);
+    if (!s.ok()) {
+      std::fprintf(stderr, "zrun: error: %s\n", s.status().ToString().c_str());
+      return 1;
+    }
+    mpi = std::move(*s);
+    auto c = MpiComm::Create();
+    if (!c.ok()) {
+      std::fprintf(stderr, "zrun: error: %s\n", c.status().ToString().c_str());
+      return 1;
+    }
+    comm = std::move(*c);
+  } else {
+    comm = std::make_unique<LoopbackComm>();
+  }
+  Status st = Run(a, *comm, a.plan);
+  if (!st.ok()) {
+    std::fprintf(stderr, "zrun: error: rank %d: %s\n", comm->rank(), st.ToString().c_str());
+    if (mpi && comm->size() > 1) {
+      comm.reset();
+      MpiSession::Abort(ExitCode(st));
+    }
+    return ExitCode(st);
+  }
+  comm.reset();
+  return 0;
+}
