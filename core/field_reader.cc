@@ -53,13 +53,14 @@ bool FieldReader::Has(const std::string& key) const {
 
 void FieldReader::Ignore(const std::string& key) { level_->used.insert(key); }
 
+// A missing value is an *undefined* node, so callers can test `if (!v)`. (A default-constructed
+// YAML::Node is a defined null node: `!YAML::Node()` is false.)
 YAML::Node FieldReader::Lookup(const std::string& key, bool required, bool has_default) {
   level_->used.insert(key);
-  if (!node_.IsMap()) return YAML::Node();
-  YAML::Node v = node_[key];
+  YAML::Node v = node_.IsMap() ? node_[key] : YAML::Node(YAML::NodeType::Undefined);
   if (!v.IsDefined() || v.IsNull()) {
     if (required && !has_default) Fail(key, "missing (required)");
-    return YAML::Node();
+    return YAML::Node(YAML::NodeType::Undefined);
   }
   return v;
 }
@@ -128,12 +129,15 @@ std::string FieldReader::String(const std::string& key, std::optional<std::strin
 std::string FieldReader::Enum(const std::string& key, const std::vector<std::string>& allowed,
                               std::optional<std::string> def) {
   std::string s = String(key, def);
-  if (failed()) return s;
   for (const auto& a : allowed)
     if (a == s) return s;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  Fail(key, fmt::format("'{}' is not allowed; allowed: {}", s, list));
+  // Not an allowed value: report it (unless an earlier error already sticks) and return
+  // the default, so callers that convert the result (ParseTier) always get a valid value.
+  if (!failed()) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    Fail(key, fmt::format("'{}' is not allowed; allowed: {}", s, list));
+  }
   return def.value_or(allowed.empty() ? "" : allowed.front());
 }
 
@@ -170,11 +174,10 @@ double FieldReader::Count(const std::string& key, double min, double max, std::o
 
 FieldReader FieldReader::Map(const std::string& key, bool allow_missing) {
   YAML::Node v = Lookup(key, !allow_missing, false);
-  if (v && !v.IsMap()) {
-    Fail(key, "must be a mapping");
-    v = YAML::Node();
-  }
-  level_->children.push_back(FieldReader(v ? v : YAML::Node(YAML::NodeType::Map), file_, KeyPath(key), lenient_, state_));
+  // No `v = ...` here: assigning to a YAML::Node rebinds the node inside the caller's document.
+  const bool is_map = v && v.IsMap();
+  if (v && !is_map) Fail(key, "must be a mapping");
+  level_->children.push_back(FieldReader(is_map ? v : YAML::Node(YAML::NodeType::Map), file_, KeyPath(key), lenient_, state_));
   return level_->children.back();
 }
 
@@ -222,7 +225,7 @@ Status FieldReader::Finish() {
   if (state_->error) return *state_->error;
   if (!lenient_ && node_.IsMap()) {
     for (auto it = node_.begin(); it != node_.end(); ++it) {
-      std::string k = it->first.as<std::string>();
+      std::string k = it->first.IsScalar() ? it->first.Scalar() : std::string("<non-scalar key>");
       if (!level_->used.count(k)) {
         std::string known;
         for (const auto& u : level_->used) known += (known.empty() ? "" : ", ") + u;

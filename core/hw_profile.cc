@@ -60,9 +60,8 @@ constexpr double kMaxFlops = 1e17;   // 100 PFLOP/s per device
 }  // namespace
 
 double HwProfile::GemmRate(double flop) const {
-  // Below the first measured point the rate falls in proportion (launch-bound GEMMs).
-  if (!gemm_curve.empty() && flop < gemm_curve.front().x)
-    return gemm_curve.front().y * std::max(flop / gemm_curve.front().x, 1e-3);
+  // Log-linear between measured points, flat beyond them (the smallest measured shape's
+  // rate for smaller GEMMs: profiles measure down to the shapes small models use).
   return Interpolate(gemm_curve, flop, achievable_flops);
 }
 
@@ -79,7 +78,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
       "bandwidth.h2d", "bandwidth.d2h", "bandwidth.h2d_alone", "bandwidth.d2h_alone",
       "bandwidth.nvme_read", "bandwidth.nvme_write", "bandwidth.nvme_read_node",
       "bandwidth.nvme_write_node", "bandwidth.host_memory", "network.intra_node",
-      "network.inter_node", "network.latency", "cpu.adam_params_per_s"};
+      "network.inter_node", "network.latency_s", "cpu.adam_params_per_s"};
   return keys;
 }
 
@@ -130,10 +129,15 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   if (r.Has("provenance")) {
     FieldReader p = r.Map("provenance");
     YAML::Node pn = node["provenance"];
-    for (auto it = pn.begin(); it != pn.end(); ++it) {
-      std::string key = it->first.as<std::string>();
-      hw.provenance[key] = p.String(key);
+    if (pn.IsMap()) {
+      for (auto it = pn.begin(); it != pn.end(); ++it) {
+        if (!it->first.IsScalar()) continue;  // Finish() reports it as an unknown key
+        std::string key = it->first.Scalar();
+        hw.provenance[key] = p.String(key);
+      }
     }
+  } else {
+    r.Ignore("provenance");  // "provenance:" with no entries
   }
   ZINF_RETURN_IF_ERROR(r.Finish());
   return hw;

@@ -35,6 +35,9 @@ Status ValidateModelSpec(const ModelSpec& m, const std::string& file) {
   auto bad = [&](const std::string& key, const std::string& what) {
     return InvalidArgument(fmt::format("{}: key '{}': {}", file, key, what));
   };
+  if (m.n_layer <= 0) return bad("n_layer", "must be > 0");
+  if (m.hidden <= 0) return bad("hidden", "must be > 0");
+  if (m.n_head <= 0) return bad("n_head", "must be > 0");
   if (m.hidden % m.n_head != 0)
     return bad("hidden", fmt::format("{} is not divisible by n_head {}", m.hidden, m.n_head));
   if (m.n_kv_head <= 0 || m.n_head % m.n_kv_head != 0)

@@ -112,8 +112,10 @@ Result<Plan> LoadPlan(const std::string& path) {
     FieldReader s = pr.Map(section);
     auto& dst = std::string(section) == "busy_s" ? q.busy_s : q.phase_s;
     YAML::Node sn = node["prediction"][section];
+    if (!sn.IsMap()) continue;  // s.Map() has recorded "must be a mapping"
     for (auto it = sn.begin(); it != sn.end(); ++it) {
-      std::string key = it->first.as<std::string>();
+      if (!it->first.IsScalar()) continue;  // Finish() reports it as an unknown key
+      std::string key = it->first.Scalar();
       dst[key] = s.Number(key, 0, 1e9);
     }
   }

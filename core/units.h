@@ -24,9 +24,9 @@ Result<double> ParseFlops(std::string_view text);      // -> FLOP per second
 Result<double> ParseCount(std::string_view text);      // -> plain count
 
 std::string FormatBytes(double bytes);          // "1.50 GiB"
-std::string FormatBandwidth(double bytes_per_s);  // "12.0 GB/s" (decimal, as vendors quote)
-std::string FormatFlops(double flops);          // "70.0 TFLOP/s"
-std::string FormatSeconds(double s);            // "812 us", "12.3 ms", "4.56 s"
-std::string FormatCount(double n);              // "175.0B", "1.2T", "125.0M"
+std::string FormatBandwidth(double bytes_per_s);  // "12.00 GB/s" (decimal, as vendors quote)
+std::string FormatFlops(double flops);          // "70.00 TFLOP/s"
+std::string FormatSeconds(double s);            // "812 us", "12.30 ms", "4.560 s", "12.5 min"
+std::string FormatCount(double n);              // "175.00B", "1.20T", "125.0M", "50.3K"
 
 }  // namespace zinf

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
 namespace zinf {
@@ -11,10 +12,13 @@ std::string YamlOut::Quote(const std::string& s) {
   for (char c : s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/')) plain = false;
   }
-  // Words YAML would read as non-strings must be quoted.
-  static const char* kSpecial[] = {"true", "false", "yes", "no", "null", "on", "off", "~"};
+  // Words YAML would read as non-strings must be quoted, in any case ("Null", "NULL" and
+  // "True" are null and bool to YAML readers too).
+  static const char* kSpecial[] = {"true", "false", "yes", "no", "y", "n", "null", "on", "off", "~"};
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const char* w : kSpecial)
-    if (s == w) plain = false;
+    if (lower == w) plain = false;
   if (plain && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.')) plain = false;
   if (plain) return s;
   std::string out = "\"";

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# End to end: zplan plans the tiny GPT on a CPU profile; zrun trains it on 1 rank and under
+# mpirun on 2 ranks (same global batch); the losses must agree to float-reduction
+# tolerance and fall; bad inputs exit 2 with a message naming the file.
+# Usage: zrun_mpi_test.sh ZPLAN ZRUN SOURCE_DIR
+set -euo pipefail
+ZPLAN=$1 ZRUN=$2 SRC=$3
+WORK=$(mktemp -d /tmp/zinf-e2e.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+cat "$SRC"/docs/*.md "$SRC"/README.md > "$WORK/corpus.txt"
+mkdir -p "$WORK/nvme"
+"$ZPLAN" profile --quick --nvme-dir "$WORK/nvme" --out "$WORK/hw.yaml" > /dev/null 2>&1
+plan() {  # plan DIR GPUS MICRO_BATCH
+  "$ZPLAN" plan --model tiny --hw "$WORK/hw.yaml" --gpus-per-node "$2" --micro-batch "$3" --device-memory 256MiB \
+    --strategy params+opt:nvme --nvme-dir "$WORK/nvme" --out "$1" > /dev/null
+}
+plan "$WORK/p1" 1 4
+plan "$WORK/p2" 2 2
+"$ZRUN" --plan "$WORK/p1/plan.yaml" --data "$WORK/corpus.txt" --steps 4 --out "$WORK/r1" --quiet --threads 1 > /dev/null
+mpirun -np 2 --oversubscribe "$ZRUN" --plan "$WORK/p2/plan.yaml" --data "$WORK/corpus.txt" --steps 4 --out "$WORK/r2" --quiet --threads 1 > /dev/null
+python3 - "$WORK/r1/metrics.csv" "$WORK/r2/metrics.csv" <<'PY'
+import csv, sys
+a = [float(r["loss"]) for r in csv.DictReader(open(sys.argv[1]))]
+b = [float(r["loss"]) for r in csv.DictReader(open(sys.argv[2]))]
+assert len(a) == len(b) == 4, (a, b)
+for i, (x, y) in enumerate(zip(a, b)):
+    assert abs(x - y) <= 1e-4 * abs(x), f"step {i}: 1 rank {x} vs 2 ranks {y}"
+assert a[-1] < a[0], f"loss did not fall: {a}"
+print("losses, 1 rank:", a)
+print("losses, 2 ranks:", b)
+PY
+test -s "$WORK/r2/trace.json" && test -s "$WORK/r2/trace-rank1.json" && test -s "$WORK/r2/report.html"
+# Bad input: exit code 2 and the file named.
+set +e
+out=$("$ZRUN" --plan "$WORK/p1/plan.yaml" --data "$WORK/missing.txt" --steps 1 --out "$WORK/bad" 2>&1); rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "missing data file: exit $rc, expected 2: $out"; exit 1; }
+grep -q "missing.txt" <<<"$out" || { echo "error does not name the file: $out"; exit 1; }
+echo "e2e: ok"
