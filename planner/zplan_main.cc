@@ -3,9 +3,11 @@
 
 #include <cstdio>
 
+#include "core/process_env.h"
 #include "planner/cli/commands.h"
 
 int main(int argc, char** argv) {
+  zinf::EnsurePassiveOpenMpWait(argv);
   CLI::App app{"zplan: plan ZeRO-3 / ZeRO-Infinity training (memory per tier, step time, schedule search).\n"
                "Exit codes: 0 ok, 1 runtime failure, 2 bad input or usage, 3 no feasible plan."};
   app.require_subcommand(1);

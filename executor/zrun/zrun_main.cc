@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/file_util.h"
+#include "core/process_env.h"
 #include "core/units.h"
 #include "executor/comm/loopback_comm.h"
 #include "executor/comm/mpi_comm.h"
@@ -105,6 +106,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  EnsurePassiveOpenMpWait(argv);
   Args a;
   CLI::App app{"zrun: run a zplan plan (ZeRO-3 on the CPU backend; several ranks under mpirun).\n"
                "Exit codes: 0 ok, 1 runtime failure, 2 bad input or usage."};

@@ -49,7 +49,7 @@ int RunPlan(const PlanArgs& a) {
   std::printf("%-3s %-60s %11s %12s %9s %12s  %s\n", "#", "schedule", "step", "tokens/s", "TFLOP/s", "device/GPU", "bottleneck");
   for (size_t i = 0; i < r->top.size(); ++i) {
     const Candidate& c = r->top[i];
-    std::printf("%-3zu %-60s %11s %12.0f %9.2f %12s  %s\n", i + 1, Describe(c.knobs).c_str(),
+    std::printf("%-3zu %-60s %11s %12.0f %9.3g %12s  %s\n", i + 1, Describe(c.knobs).c_str(),
                 FormatSeconds(c.prediction.step_time_s).c_str(), c.prediction.tokens_per_s, c.prediction.tflops_per_gpu,
                 FormatBytes(c.prediction.device_bytes).c_str(), c.prediction.bottleneck.c_str());
   }

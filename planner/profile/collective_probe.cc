@@ -21,9 +21,11 @@ Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw) {
   for (uint64_t b = 64 << 10; b <= (quick ? (16ull << 20) : (64ull << 20)); b *= 4) sizes.push_back(b);
   std::vector<CurvePoint> curve;
   double latency = 1e30, rs_bw = 0, ar_bw = 0;
-  ThreadCommGroup group(ranks);
   std::mutex mu;
+  CommOptions co;
+  co.timeout_s = 60;  // a stuck collective becomes an error, never a hang
   for (size_t i = 0; i < sizes.size() && !ctx.cancelled(); ++i) {
+    ThreadCommGroup group(ranks, co);
     const uint64_t bytes = sizes[i];
     const int iters = bytes < (4u << 20) ? 20 : 5;
     CollMeasurement ag{}, rs{}, ar{};
@@ -58,7 +60,7 @@ Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw) {
       ctx.Today(), ranks, curve.size(), FormatBytes(curve.back().x), FormatBandwidth(rs_bw), FormatBandwidth(ar_bw), FormatSeconds(latency));
   hw.provenance["network.intra_node"] = m;
   hw.provenance["network.inter_node"] = "not applicable: one node (CPU backend)";
-  hw.provenance["network.latency"] = "0: the measured allgather curve includes small-message cost";
+  hw.provenance["network.latency_s"] = "0: the measured allgather curve includes small-message cost";
   return Status::Ok();
 }
 
