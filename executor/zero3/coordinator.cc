@@ -51,12 +51,18 @@ Status Zero3Engine::Setup() {
     max_shard = std::max(max_shard, shards_.back().shard);
   }
   const Placement& pl = o_.placement;
+  // Pinned staging: NVMe reads in flight (dn + 1), grad read-modify-write (2), optimizer
+  // double-buffered (2 x 4 states).
+  size_t pinned = o_.pinned_bytes;
+  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 8) * max_shard * sizeof(float) + (1 << 20);
+  ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/true));
   if (pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme) {
     NvmeStoreOptions no;
     no.dir = o_.nvme_dir;
     no.rank = rank_;
     no.io = o_.io;
-    ZINF_ASSIGN_OR_RETURN(nvme_, NvmeStore::Create(no));
+    // The staging pool is registered with io_uring as fixed buffers.
+    ZINF_ASSIGN_OR_RETURN(nvme_, NvmeStore::Create(no, pool_.get()));
   }
   auto tier = [&](Tier t, const char* kind) {
     ShardTierOptions so;
@@ -70,11 +76,6 @@ Status Zero3Engine::Setup() {
   ZINF_ASSIGN_OR_RETURN(grads_, tier(pl.grads, "grads"));
   ZINF_ASSIGN_OR_RETURN(adam_m_, tier(pl.optimizer, "adam_m"));
   ZINF_ASSIGN_OR_RETURN(adam_v_, tier(pl.optimizer, "adam_v"));
-  // Pinned staging: NVMe reads in flight (dn + 1), grad read-modify-write (2), optimizer
-  // double-buffered (2 x 4 states).
-  size_t pinned = o_.pinned_bytes;
-  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 8) * max_shard * sizeof(float) + (1 << 20);
-  ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/false));
   nvme_lane_ = std::make_unique<Lane>("nvme_read");
   h2d_lane_ = std::make_unique<Lane>("h2d");
   comm_lane_ = std::make_unique<Lane>("network");

@@ -105,10 +105,10 @@ class Zero3Engine final : public ParamProvider {
   int rank_ = 0, ranks_ = 1;
   int dn_ = 0, dh_ = 0, da_ = 0;
   std::vector<GroupShard> shards_;
-  std::unique_ptr<NvmeStore> nvme_;  // declared before the tiers that use it
+  std::unique_ptr<PinnedHostPool> pool_;  // outlives the NVMe store it is registered with
+  std::unique_ptr<NvmeStore> nvme_;       // declared before the tiers that use it
   std::mutex nvme_mu_;
   std::unique_ptr<ShardTier> params_, grads_, adam_m_, adam_v_;
-  std::unique_ptr<PinnedHostPool> pool_;
   std::unique_ptr<Lane> nvme_lane_, h2d_lane_, comm_lane_;
   std::vector<std::unique_ptr<OpFetch>> fetch_;  // per op of the schedule (this pass)
   int cur_op_ = -1;

@@ -31,6 +31,14 @@ struct Measured {
 
 }  // namespace
 
+Status CheckNvmeDir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return NotFound(fmt::format("--nvme-dir {}: does not exist", dir));
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("--nvme-dir {}: not a directory", dir));
+  if (::access(dir.c_str(), W_OK) != 0) return IoError(fmt::format("--nvme-dir {}: not writable", dir));
+  return Status::Ok();
+}
+
 Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
   const std::string& dir = ctx.options().nvme_dir;
   if (dir.empty()) {
@@ -38,10 +46,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
       hw.provenance[k] = "not measured: zplan profile ran without --nvme-dir";
     return Status::Ok();
   }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return NotFound(fmt::format("--nvme-dir {}: does not exist", dir));
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("--nvme-dir {}: not a directory", dir));
-  if (::access(dir.c_str(), W_OK) != 0) return IoError(fmt::format("--nvme-dir {}: not writable", dir));
+  ZINF_RETURN_IF_ERROR(CheckNvmeDir(dir));
   const bool quick = ctx.options().quick;
   const uint64_t file_bytes = quick ? (128ull << 20) : (512ull << 20);
   std::vector<Setting> settings;

@@ -81,6 +81,7 @@ std::vector<Probe> AllProbes() {
 }
 
 Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
+  if (!o.nvme_dir.empty()) ZINF_RETURN_IF_ERROR(CheckNvmeDir(o.nvme_dir));  // fail before minutes of probes
   ProfileContext ctx(o);
   HwProfile hw;
   char host[256] = "this-box";

@@ -1,5 +1,6 @@
 // The analytic memory model against the ZeRO-Infinity paper's closed forms and table values.
 #include "planner/model/memory_model.h"
+#include "planner/model/deepspeed_estimate.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,36 @@ TEST(EstimateMemory, CheckpointsAndTiling) {
   MemoryEstimate et = EstimateMemory(m, testing::Dgx2(), kt);
   EXPECT_DOUBLE_EQ(ItemBytes(e, "model-state working", "device"), 2 * 2 * ops.largest_linear);
   EXPECT_DOUBLE_EQ(ItemBytes(et, "model-state working", "device"), 2 * 2 * std::max(ops.largest_linear / 4, ops.embedding));
+}
+
+}  // namespace
+}  // namespace zinf
+
+namespace zinf {
+namespace {
+
+// DeepSpeed's estimate_zero3 closed forms, and where zinf's accounting agrees with them.
+TEST(DeepSpeedEstimate, ClosedFormsAndAgreement) {
+  const double P = 1e9, L = 1e7;
+  auto rows = DeepSpeedZero3Estimate(P, L, 8, 2);
+  ASSERT_EQ(rows.size(), 6u);
+  // zero_init = 1 rows first: both offloaded, optimizer only, nothing.
+  EXPECT_DOUBLE_EQ(rows[0].gpu_bytes, 4 * L);
+  EXPECT_DOUBLE_EQ(rows[0].cpu_bytes, 18 * P / 2 * 1.5);
+  EXPECT_DOUBLE_EQ(rows[1].gpu_bytes, 4 * L + 2 * P / 16);
+  EXPECT_DOUBLE_EQ(rows[2].gpu_bytes, 4 * L + 18 * P / 16);
+  EXPECT_DOUBLE_EQ(rows[5].cpu_bytes, 4 * P * 8 * 1.5);
+  // Where the assumptions agree (fp16, the largest layer's p+g gathered), zinf's
+  // model-state working memory is DeepSpeed's 4L, and its device shards with the optimizer
+  // offloaded are DeepSpeed's 2P/G fp16 params (grads go to the host with the optimizer).
+  ModelSpec m = testing::PaperModel(80, 10, 128);
+  const OpSizes ops = ComputeOpSizes(m);
+  const double Lm = std::max(ops.largest_linear, ops.embedding);
+  PlanKnobs k = Knobs(2, 8, {Tier::kDevice, Tier::kHost, Tier::kHost});
+  MemoryEstimate e = EstimateMemory(m, testing::Dgx2(), k);
+  auto ds = DeepSpeedZero3Estimate(CountParams(m).total, Lm, 8, 2);
+  EXPECT_DOUBLE_EQ(ItemBytes(e, "model-state working", "device"), ds[0].gpu_bytes);
+  EXPECT_DOUBLE_EQ(ItemBytes(e, "parameter shards", "device") + ItemBytes(e, "model-state working", "device"), ds[1].gpu_bytes);
 }
 
 }  // namespace

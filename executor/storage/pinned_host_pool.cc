@@ -1,0 +1,117 @@
+#include "executor/storage/pinned_host_pool.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/units.h"
+
+namespace zinf {
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    pool_ = o.pool_;
+    ptr_ = o.ptr_;
+    bytes_ = o.bytes_;
+    o.pool_ = nullptr;
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void PinnedBuffer::reset() {
+  if (pool_ && ptr_) (void)pool_->Free(ptr_);
+  pool_ = nullptr;
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+PinnedHostPool::PinnedHostPool(void* base, uint64_t capacity)
+    : base_(static_cast<char*>(base)), capacity_(capacity), alloc_(capacity, kAlignment) {}
+
+Result<std::unique_ptr<PinnedHostPool>> PinnedHostPool::Create(uint64_t capacity_bytes, bool lock) {
+  if (capacity_bytes == 0) return InvalidArgument("pinned host pool: capacity must be > 0 bytes");
+  uint64_t cap = (capacity_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    return OutOfMemory(fmt::format("pinned host pool: cannot map {} ({})", FormatBytes(double(cap)),
+                                   std::strerror(err)));
+  }
+  std::unique_ptr<PinnedHostPool> pool(new PinnedHostPool(p, cap));
+  if (lock) {
+    if (mlock(p, cap) == 0) {
+      pool->locked_ = true;
+    } else {
+      int err = errno;
+      pool->lock_error_ = fmt::format("mlock of {} failed: {} (raise RLIMIT_MEMLOCK / ulimit -l)",
+                                      FormatBytes(double(cap)), std::strerror(err));
+    }
+  } else {
+    pool->lock_error_ = "locking not requested";
+  }
+  return pool;
+}
+
+PinnedHostPool::~PinnedHostPool() {
+  if (locked_) munlock(base_, capacity_);
+  munmap(base_, capacity_);
+}
+
+Result<void*> PinnedHostPool::Alloc(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto off = alloc_.Allocate(bytes);
+  if (!off) {
+    return OutOfMemory(fmt::format(
+        "pinned host pool: cannot allocate {} ({} bytes): used {} of capacity {}, largest free block {}",
+        FormatBytes(double(bytes)), bytes, FormatBytes(double(alloc_.used_bytes())),
+        FormatBytes(double(capacity_)), FormatBytes(double(alloc_.largest_free()))));
+  }
+  return static_cast<void*>(base_ + *off);
+}
+
+Result<PinnedBuffer> PinnedHostPool::AllocBuffer(uint64_t bytes) {
+  ZINF_ASSIGN_OR_RETURN(void* p, Alloc(bytes));
+  return PinnedBuffer(this, p, alloc_.RoundUp(bytes));
+}
+
+Status PinnedHostPool::Free(void* ptr) {
+  if (ptr == nullptr) return Status::Ok();
+  auto* c = static_cast<char*>(ptr);
+  if (c < base_ || c >= base_ + capacity_) {
+    return InvalidArgument(fmt::format("pinned host pool: Free of {} outside the pool", ptr));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (alloc_.Free(static_cast<uint64_t>(c - base_)) == 0) {
+    return InvalidArgument(fmt::format("pinned host pool: Free of {} which is not an allocation", ptr));
+  }
+  return Status::Ok();
+}
+
+bool PinnedHostPool::Contains(const void* p, uint64_t bytes) const {
+  auto* c = static_cast<const char*>(p);
+  return c >= base_ && bytes <= capacity_ && c - base_ <= static_cast<int64_t>(capacity_ - bytes);
+}
+
+uint64_t PinnedHostPool::used_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alloc_.used_bytes();
+}
+uint64_t PinnedHostPool::peak_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alloc_.peak_bytes();
+}
+uint64_t PinnedHostPool::largest_free_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alloc_.largest_free();
+}
+size_t PinnedHostPool::num_allocations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alloc_.num_allocations();
+}
+
+}  // namespace zinf
