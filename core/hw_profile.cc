@@ -82,6 +82,11 @@ const std::vector<std::string>& HwProfileValueKeys() {
   return keys;
 }
 
+const std::vector<std::string>& HwProfileOptionalValueKeys() {
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16"};
+  return keys;
+}
+
 Result<HwProfile> LoadHwProfile(const std::string& path) {
   ZINF_ASSIGN_OR_RETURN(YAML::Node node, LoadYamlFile(path));
   FieldReader r(node, path);
@@ -103,6 +108,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.achievable_flops = d.Flops("achievable_flops", 1e6, kMaxFlops);
   hw.memory_bw = d.Bandwidth("memory_bw", 1e6, kMaxBw);
   hw.gemm_curve = ReadCurve(d, "gemm_curve");
+  hw.gemm_curve_bf16 = ReadCurve(d, "gemm_curve_bf16");
   if (hw.achievable_flops > hw.peak_flops * 1.0001)
     d.Fail("achievable_flops", "must not exceed device.peak_flops");
   FieldReader b = r.Map("bandwidth");
@@ -165,6 +171,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("achievable_flops", hw.achievable_flops);
   y.Key("memory_bw", hw.memory_bw);
   WriteCurve(y, "gemm_curve", hw.gemm_curve);
+  WriteCurve(y, "gemm_curve_bf16", hw.gemm_curve_bf16);
   y.End();
   y.Begin("bandwidth");
   y.Key("h2d", hw.h2d_bw);

@@ -34,6 +34,9 @@ struct HwProfile {
   double achievable_flops = 0;      // per GPU, large-GEMM rate
   double memory_bw = 0;             // device memory bandwidth (HBM; CPU backend: host copy bw)
   std::vector<CurvePoint> gemm_curve;  // achieved rate by GEMM size; empty -> achievable_flops
+  // Optional: the same curve in bf16 where the profile measured it (informational on the CPU
+  // backend, which trains in fp32).
+  std::vector<CurvePoint> gemm_curve_bf16;
   // bandwidth, bytes/s, per GPU with all GPUs active
   double h2d_bw = 0, d2h_bw = 0;
   double h2d_bw_alone = 0, d2h_bw_alone = 0;
@@ -60,6 +63,8 @@ struct HwProfile {
 
 // The dotted keys every complete profile has (used to check provenance coverage).
 const std::vector<std::string>& HwProfileValueKeys();
+// Keys of optional values that may carry provenance too.
+const std::vector<std::string>& HwProfileOptionalValueKeys();
 
 Result<HwProfile> LoadHwProfile(const std::string& path);
 std::string HwProfileToYaml(const HwProfile& hw);

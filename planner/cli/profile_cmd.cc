@@ -2,10 +2,15 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 #include "core/units.h"
 #include "planner/cli/commands.h"
+#include "executor/comm/mpi_comm.h"
+#include "executor/comm/mpi_session.h"
 #include "planner/profile/probe.h"
+#include "planner/profile/probes.h"
 
 namespace zinf {
 namespace {
@@ -28,7 +33,26 @@ int RunProfile(const ProfileArgs& a) {
   if (!dm.ok()) return Fail(InvalidArgument("--device-memory: " + dm.status().message()));
   o.device_memory_bytes = *dm;
   InstallCancelHandlers();
+  // Under mpirun: rank 0 profiles, every rank takes part in the collective sweep.
+  std::unique_ptr<MpiSession> mpi;
+  std::unique_ptr<Comm> comm;
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE")) {
+    auto s = MpiSession::Init(nullptr, nullptr);
+    if (!s.ok()) return Fail(s.status());
+    mpi = std::move(*s);
+    auto c = MpiComm::Create();
+    if (!c.ok()) return Fail(c.status());
+    comm = std::move(*c);
+    o.comm = comm.get();
+    if (comm->rank() != 0) {
+      CollectiveCurve cc;
+      Status st = MeasureCollectiveCurve(*comm, o.quick, &cc);
+      comm.reset();
+      return st.ok() ? 0 : Fail(st);
+    }
+  }
   Result<HwProfile> hw = ProfileThisMachine(o);
+  comm.reset();
   if (!hw.ok()) return Fail(hw.status());
   if (!a.name.empty()) hw->name = a.name;
   Status s = SaveHwProfile(*hw, a.out);

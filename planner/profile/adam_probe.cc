@@ -47,7 +47,7 @@ Status ProbeAdam(ProfileContext& ctx, HwProfile& hw) {
   }
   hw.cpu_adam_params_per_s = static_cast<double>(n) / best;
   hw.provenance["cpu.adam_params_per_s"] = fmt::format(
-      "measured {}: executor CPU AdamW kernel (fp32 p, g, m, v), {} params, {} threads, best of {}", ctx.Today(), n, threads, reps);
+      "measured: {}, executor CPU AdamW kernel (fp32 p, g, m, v), {} params, {} threads, best of {}", ctx.Today(), n, threads, reps);
   return Status::Ok();
 }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/Dense>
+
 #include "core/units.h"
 #include "executor/backend/cpu/cpu_backend.h"
 #include "planner/profile/probes.h"
@@ -33,6 +35,46 @@ Status Verify(const std::vector<float>& a, const std::vector<float>& b, const st
     if (std::fabs(got - ref) > 1e-4 * mag + 1e-6)
       return Internal(fmt::format("gemm probe: wrong result at ({}, {}) of {}x{}x{}: {} vs {}", i, j, s.m, s.k, s.n, got, ref));
   }
+  return Status::Ok();
+}
+
+// Eigen's bfloat16 GEMM (the CPU's bf16 rate through Eigen; informational: the CPU backend
+// trains in fp32), verified against an fp32 product of the same bf16-rounded inputs.
+Status ProbeGemmBf16(ProfileContext& ctx, HwProfile& hw) {
+  using Bf = Eigen::bfloat16;
+  using MatB = Eigen::Matrix<Bf, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const bool quick = ctx.options().quick;
+  std::vector<int> sizes = quick ? std::vector<int>{128, 256} : std::vector<int>{128, 256, 512};
+  std::vector<CurvePoint> curve;
+  for (int n : sizes) {
+    if (ctx.cancelled()) break;
+    MatF af = MatF::Random(n, n), bf = MatF::Random(n, n);
+    MatB a = af.cast<Bf>(), b = bf.cast<Bf>();
+    MatB c(n, n);
+    c.noalias() = a * b;  // warm-up
+    std::vector<double> times;
+    double total = 0;
+    while ((total < (quick ? 0.05 : 0.2) || times.size() < 3) && times.size() < 200) {
+      auto t0 = std::chrono::steady_clock::now();
+      c.noalias() = a * b;
+      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      times.push_back(dt);
+      total += dt;
+    }
+    std::sort(times.begin(), times.end());
+    MatF ref = a.cast<float>() * b.cast<float>();
+    MatF got = c.cast<float>();
+    double err = (got - ref).cwiseAbs().maxCoeff(), mag = ref.cwiseAbs().maxCoeff() + 1.0;
+    if (err > 0.05 * mag) return Internal(fmt::format("gemm probe (bf16): {}^3 result off by {} (scale {})", n, err, mag));
+    const double flop = 2.0 * n * n * n;
+    curve.push_back({flop, flop / times[times.size() / 2]});
+    ctx.Progress("gemm", fmt::format("bf16 {}^3: {}", n, FormatFlops(curve.back().y)));
+  }
+  hw.gemm_curve_bf16 = curve;
+  hw.provenance["device.gemm_curve_bf16"] = fmt::format(
+      "measured: {}, Eigen bfloat16 GEMM (square {} .. {}), median of timed runs; informational (CPU backend trains in fp32)",
+      ctx.Today(), sizes.front(), sizes.back());
   return Status::Ok();
 }
 
@@ -89,6 +131,7 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     curve.push_back({flop, rate});
     ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} {}", si + 1, shapes.size(), s.m, s.k, s.n, FormatFlops(rate)));
   }
+  ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
   // Merge equal sizes (keep the mean) so x is strictly increasing.
   std::vector<CurvePoint> merged;
@@ -103,7 +146,7 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   hw.peak_flops = std::max(best, achievable);
   hw.dtype = "fp32";
   hw.device_name = "cpu (CPU backend)";
-  const std::string method = fmt::format("measured {}: Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}}, {} threads",
+  const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}}, {} threads",
                                          ctx.Today(), shapes.size(), backend->threads());
   hw.provenance["device.achievable_flops"] = method + "; median of timed runs, best shape";
   hw.provenance["device.peak_flops"] = method + "; fastest single run (no datasheet peak for the CPU backend)";

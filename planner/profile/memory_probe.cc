@@ -74,7 +74,7 @@ Status ProbeHostMemory(ProfileContext& ctx, HwProfile& hw) {
   hw.host_mem_bw = best_copy;
   const std::string params = fmt::format("{} threads, {} buffers, best of {}", threads, FormatBytes(static_cast<double>(n * 8)), reps);
   hw.provenance["bandwidth.host_memory"] = fmt::format(
-      "measured {}: memcpy copy bandwidth counting read+write ({}); read {}, write {}", ctx.Today(), params,
+      "measured: {}, memcpy copy bandwidth counting read+write ({}); read {}, write {}", ctx.Today(), params,
       FormatBandwidth(best_read), FormatBandwidth(best_write));
   ctx.Progress("memory", fmt::format("copy {}, read {}, write {}", FormatBandwidth(best_copy), FormatBandwidth(best_read), FormatBandwidth(best_write)));
   return Status::Ok();

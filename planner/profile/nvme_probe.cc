@@ -105,12 +105,12 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) == 0) {
     hw.nvme_capacity_bytes = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
-    hw.provenance["node.nvme_capacity"] = fmt::format("measured {}: free space of {} (statvfs)", ctx.Today(), dir);
+    hw.provenance["node.nvme_capacity"] = fmt::format("measured: {}, free space of {} (statvfs)", ctx.Today(), dir);
   }
   hw.nvme_block_size = static_cast<int64_t>(best_r->s.block);
   hw.nvme_queue_depth = static_cast<int64_t>(best_r->s.depth);
   const std::string method = fmt::format(
-      "measured {}: executor Storage '{}'{} on {}, {} file, 16 MiB requests, sweep of {} block-size x queue-depth settings; "
+      "measured: {}, executor Storage '{}'{} on {}, {} file, 16 MiB requests, sweep of {} block-size x queue-depth settings; "
       "best read at block {} depth {}, best write at block {} depth {}; CRC-32C verified",
       ctx.Today(), kind, note.empty() ? "" : " (" + note + ")", dir, FormatBytes(static_cast<double>(file_bytes)), results.size(),
       FormatBytes(static_cast<double>(best_r->s.block)), best_r->s.depth, FormatBytes(static_cast<double>(best_w->s.block)),

@@ -15,11 +15,14 @@
 
 namespace zinf {
 
+class Comm;
+
 struct ProfileOptions {
   std::string nvme_dir;         // empty -> skip the NVMe probe (recorded as not measured)
   bool quick = false;           // < 1 minute on a 2-core box
   double device_memory_bytes = 0;  // CPU backend: the arena budget to record
   int threads = 0;              // 0 -> all cores
+  Comm* comm = nullptr;         // MPI ranks for the collective probe (null: 2 thread ranks)
 };
 
 // Shared state of one profiling run: progress on stderr, cancellation (Ctrl-C), files to

@@ -1,6 +1,10 @@
 // The individual probes (one file each).
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "executor/comm/coll_probe.h"
 #include "planner/profile/probe.h"
 
 namespace zinf {
@@ -12,5 +16,16 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw);         // nvme_probe.cc
 Status CheckNvmeDir(const std::string& dir);                  // exists, a directory, writable
 Status ProbeAdam(ProfileContext& ctx, HwProfile& hw);         // adam_probe.cc
 Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw);  // collective_probe.cc
+
+struct CollectiveCurve {
+  struct Point {
+    CollMeasurement allgather, reduce_scatter, allreduce;
+  };
+  std::vector<Point> points;
+  int ranks = 0;
+  std::string transport;
+};
+// The collective sweep; every rank of `c` calls it (MPI ranks other than 0 only this).
+Status MeasureCollectiveCurve(Comm& c, bool quick, CollectiveCurve* out);
 
 }  // namespace zinf

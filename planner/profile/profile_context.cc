@@ -76,8 +76,9 @@ std::string ProfileContext::Today() const {
 }
 
 std::vector<Probe> AllProbes() {
-  return {{"memory", ProbeHostMemory}, {"gemm", ProbeGemm},   {"copy", ProbeDeviceCopy},
-          {"nvme", ProbeNvme},         {"adam", ProbeAdam},   {"collectives", ProbeCollectives}};
+  // Collectives first: under mpirun the other ranks wait in them (within their timeout).
+  return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
+          {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam}};
 }
 
 Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
@@ -93,7 +94,7 @@ Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
   hw.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
   long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   hw.host_memory_bytes = static_cast<double>(pages) * static_cast<double>(page);
-  hw.provenance["node.gpus_per_node"] = "CPU backend: one device (this CPU with a capped arena) per rank";
+  hw.provenance["node.gpus_per_node"] = "setting: CPU backend, one device (this CPU with a capped arena) per rank";
   hw.provenance["node.cpu_cores"] = "measured: std::thread::hardware_concurrency()";
   hw.provenance["node.host_memory"] = "measured: sysconf(_SC_PHYS_PAGES) x page size";
   for (const Probe& p : AllProbes()) {
