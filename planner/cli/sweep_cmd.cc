@@ -71,12 +71,28 @@ int RunSweep(const SweepArgs& a) {
                 (long long)p.gpus, p.strategy.c_str(), p.fits ? "yes" : "no", p.fits ? FormatSeconds(p.step_time_s).c_str() : "-",
                 p.tokens_per_s, p.tflops_per_gpu, p.fits ? p.bottleneck.c_str() : "-");
   }
-  std::printf("\nlargest model that fits, per strategy:\n");
-  for (const Strategy& st : Strategies()) {
-    const SweepPoint* best = nullptr;
-    for (const SweepPoint& p : points)
-      if (p.strategy == st.name && p.fits && (!best || p.params > best->params)) best = &p;
-    std::printf("  %-16s %s\n", st.name.c_str(), best ? fmt::format("{} ({})", best->model, FormatCount(best->params)).c_str() : "none");
+  if (a.axis == "model") {
+    std::printf("\nlargest model that fits, per strategy:\n");
+    for (const Strategy& st : Strategies()) {
+      const SweepPoint* best = nullptr;
+      for (const SweepPoint& p : points)
+        if (p.strategy == st.name && p.fits && (!best || p.params > best->params)) best = &p;
+      std::printf("  %-16s %s\n", st.name.c_str(), best ? fmt::format("{} ({})", best->model, FormatCount(best->params)).c_str() : "none");
+    }
+  } else {
+    // Scaling: tokens/s per GPU against the smallest node count where the strategy fits.
+    std::printf("\nscaling efficiency (tokens/s per GPU relative to the first point that fits):\n");
+    for (const Strategy& st : Strategies()) {
+      const SweepPoint* first = nullptr;
+      std::string line;
+      for (const SweepPoint& p : points) {
+        if (p.strategy != st.name || !p.fits) continue;
+        if (!first) first = &p;
+        double eff = (p.tokens_per_s / static_cast<double>(p.gpus)) / (first->tokens_per_s / static_cast<double>(first->gpus));
+        line += fmt::format("  {} nodes {:.0f}%", p.nodes, 100 * eff);
+      }
+      std::printf("  %-16s%s\n", st.name.c_str(), line.empty() ? "  does not fit" : line.c_str());
+    }
   }
   if (!a.csv.empty()) {
     Status s = WriteFileAtomic(a.csv, SweepCsv(points));
