@@ -111,21 +111,42 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
   a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
 
   // 3. Activations.
-  const double awm_scale = w / 2.0;  // the paper's coefficients are fp16 bytes
-  if (k.ckpt_interval > 0) {
-    const double ci = static_cast<double>(k.ckpt_interval);
-    const double n_ckpt = std::ceil(nl / ci);
-    const double ckpt = w * b * s * hd * n_ckpt;
-    a.Add(k.ckpt_tier, ckpt * (k.ckpt_tier == Tier::kDevice ? 1.0 : g), "activation checkpoints",
-          a.F("{} B x bsz {} x seq {} x hd {} x ceil(nl {} / ci {}){}", w, b, s, hd, nl, ci,
-                      k.ckpt_tier == Tier::kDevice ? "" : " x GPUs/node"));
-    a.Add(Tier::kDevice, awm_scale * b * s * ci * (16 * hd + 2 * heads * s), "activation working memory (one segment)",
-          a.F("({}/2) x bsz {} x seq {} x ci {} x (16 hd + 2 heads seq)", w, b, s, ci));
+  if (hw.backend == "cpu") {
+    // zinf's own CPU executor (fp32), mirroring executor/model/gpt.cc's buffer layout: per
+    // layer slot ln1, qkv, attn, x2, ln2, out (8 C) + fc and gelu (8 C) + norm stats (4) per
+    // token, and the softmax probabilities B*H*T^2; one slot per layer of a segment; the
+    // segment input, the final norm and the logits; gradient scratch (10 C + 3 per token).
+    const double N = b * s, C = hd;
+    const double seg = k.ckpt_interval > 0 && k.ckpt_interval < m.n_layer ? static_cast<double>(k.ckpt_interval) : nl;
+    const double slot = 4.0 * (16 * N * C + 4 * N) + 4.0 * b * heads * s * s;
+    a.Add(Tier::kDevice, seg * slot, "activations (executor: one segment of layers)",
+          a.F("{} layers x (4 B x (16 C + 4) x {} tokens + 4 B x bsz x heads x seq^2)", seg, N));
+    a.Add(Tier::kDevice, 4.0 * (2 * N * C + 2 * N) + 4.0 * N * V, "segment input, final norm, logits (fp32)",
+          a.F("4 B x (2 C + 2) x {} tokens + 4 B x {} tokens x vocab {}", N, N, V));
+    a.Add(Tier::kDevice, 4.0 * (10 * N * C + 3 * N) + 4.0 * 2 * 64 * s, "gradient scratch (executor)",
+          a.F("4 B x (10 C + 3) x {} tokens + attention workspace", N));
+    if (k.ckpt_interval > 0 && k.ckpt_interval < m.n_layer) {
+      const double saved = std::ceil(nl / static_cast<double>(k.ckpt_interval)) - 1;  // the last segment stays live
+      a.Add(k.ckpt_tier, 4.0 * N * C * saved * (k.ckpt_tier == Tier::kDevice ? 1.0 : g), "activation checkpoints",
+            a.F("4 B x {} tokens x C x {} saved segment inputs", N, saved));
+    }
   } else {
-    a.Add(Tier::kDevice, awm_scale * b * s * nl * (16 * hd + 2 * heads * s), "activations (no checkpointing)",
-          a.F("({}/2) x bsz {} x seq {} x nl {} x (16 hd + 2 heads seq)", w, b, s, nl));
+    const double awm_scale = w / 2.0;  // the paper's coefficients are fp16 bytes
+    if (k.ckpt_interval > 0) {
+      const double ci = static_cast<double>(k.ckpt_interval);
+      const double n_ckpt = std::ceil(nl / ci);
+      const double ckpt = w * b * s * hd * n_ckpt;
+      a.Add(k.ckpt_tier, ckpt * (k.ckpt_tier == Tier::kDevice ? 1.0 : g), "activation checkpoints",
+            a.F("{} B x bsz {} x seq {} x hd {} x ceil(nl {} / ci {}){}", w, b, s, hd, nl, ci,
+                k.ckpt_tier == Tier::kDevice ? "" : " x GPUs/node"));
+      a.Add(Tier::kDevice, awm_scale * b * s * ci * (16 * hd + 2 * heads * s), "activation working memory (one segment)",
+            a.F("({}/2) x bsz {} x seq {} x ci {} x (16 hd + 2 heads seq)", w, b, s, ci));
+    } else {
+      a.Add(Tier::kDevice, awm_scale * b * s * nl * (16 * hd + 2 * heads * s), "activations (no checkpointing)",
+            a.F("({}/2) x bsz {} x seq {} x nl {} x (16 hd + 2 heads seq)", w, b, s, nl));
+    }
+    a.Add(Tier::kDevice, 2 * 4.0 * b * s * V, "logits and their gradient (fp32)", a.F("2 x 4 B x bsz {} x seq {} x vocab {}", b, s, V));
   }
-  a.Add(Tier::kDevice, 2 * 4.0 * b * s * V, "logits and their gradient (fp32)", a.F("2 x 4 B x bsz {} x seq {} x vocab {}", b, s, V));
 
   // 4. Host buffers (pinned): staging and NVMe swap buffers, per GPU x GPUs/node.
   const bool any_offload = pl.params != Tier::kDevice || pl.grads != Tier::kDevice ||
