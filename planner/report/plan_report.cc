@@ -14,10 +14,11 @@ using namespace reports;
 namespace {
 
 std::string Schedule(const PlanKnobs& k) {
-  return fmt::format("params {} / grads {} / optimizer {}; micro-batch {} x {} accum; ckpt every {} on {}; tile {}; prefetch {}/{}/{}",
+  const std::string ckpt = k.ckpt_interval > 0 ? fmt::format("checkpoint every {} layer(s) on {}", k.ckpt_interval, TierName(k.ckpt_tier))
+                                               : std::string("no activation checkpointing");
+  return fmt::format("params {} / grads {} / optimizer {}; micro-batch {} x {} accum; {}; tile {}; prefetch nvme/h2d/allgather {}/{}/{}",
                      TierName(k.placement.params), TierName(k.placement.grads), TierName(k.placement.optimizer), k.micro_batch,
-                     k.grad_accum, k.ckpt_interval, TierName(k.ckpt_tier), k.tile_factor, k.prefetch_nvme, k.prefetch_h2d,
-                     k.prefetch_allgather);
+                     k.grad_accum, ckpt, k.tile_factor, k.prefetch_nvme, k.prefetch_h2d, k.prefetch_allgather);
 }
 
 }  // namespace
@@ -39,14 +40,21 @@ Status WritePlanReport(const Plan& best, const SearchResult& search, const HwPro
       {"accounting", k.accounting + (k.accounting == "paper" ? " (20 B/param)" : " (16 B/param)")},
   });
   page.Section("Memory per tier against capacity");
+  // Tiers differ by orders of magnitude (GiB of HBM, TiB of NVMe): plot each tier's use as a
+  // share of its capacity, with the bytes in the labels and the table below.
   BarChart mem;
-  mem.title = "Peak memory per tier";
-  mem.subtitle = "device per GPU; host and NVMe per node";
+  mem.title = "Peak memory per tier, share of capacity";
+  mem.subtitle = fmt::format("device {} of {} per GPU; host {} of {} and NVMe {} of {} per node", FormatBytes(p.device_bytes),
+                             FormatBytes(k.device_budget_bytes), FormatBytes(p.host_bytes), FormatBytes(k.host_budget_bytes),
+                             FormatBytes(p.nvme_bytes), FormatBytes(k.nvme_budget_bytes));
   mem.categories = {"device", "host", "nvme"};
-  mem.value_axis.unit = Unit::kBytes;
-  mem.value_axis.label = "bytes";
-  mem.series.push_back({"planned", {p.device_bytes, p.host_bytes, p.nvme_bytes}});
-  mem.capacity = {k.device_budget_bytes, k.host_budget_bytes, k.nvme_budget_bytes};
+  mem.value_axis.unit = Unit::kPercent;
+  mem.value_axis.label = "% of capacity";
+  mem.value_axis.max = 1.0;
+  auto share = [](double used, double cap) { return cap > 0 ? used / cap : 0.0; };  // a fraction (kPercent)
+  mem.series.push_back({"planned", {share(p.device_bytes, k.device_budget_bytes), share(p.host_bytes, k.host_budget_bytes),
+                                    share(p.nvme_bytes, k.nvme_budget_bytes)}});
+  mem.capacity = {1.0, 1.0, 1.0};
   page.AddSvg(RenderBarChart(mem));
   Table items;
   items.caption = "Memory accounting (every item with its formula)";
