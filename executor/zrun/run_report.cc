@@ -119,16 +119,26 @@ Status WriteRunReport(const RunSummary& s, const Plan& plan, const std::string& 
   phases.series.push_back({"predicted", {phase("forward_backward", nullptr) + phase("forward", "backward"), phase("optimizer", nullptr)}});
   page.AddSvg(RenderBarChart(phases));
   page.Section("Memory per tier (per rank)");
-  BarChart mem;
-  mem.title = "Measured against the plan";
-  mem.categories = {"device", "host", "nvme"};
-  mem.value_axis.unit = Unit::kBytes;
-  mem.value_axis.label = "bytes";
+  // Tiers differ by orders of magnitude: each tier's use as a share of its budget.
   const double g = static_cast<double>(plan.knobs.gpus_per_node);
-  mem.series.push_back({"measured", {s.device_peak_bytes, s.host_bytes, s.nvme_bytes}});
-  mem.series.push_back({"predicted", {p.device_bytes, p.host_bytes / g, p.nvme_bytes / g}});
-  mem.capacity = {plan.knobs.device_budget_bytes, plan.knobs.host_budget_bytes / g,
-                  plan.knobs.nvme_budget_bytes > 0 ? plan.knobs.nvme_budget_bytes / g : std::nan("")};
+  const double cap[3] = {plan.knobs.device_budget_bytes, plan.knobs.host_budget_bytes / g, plan.knobs.nvme_budget_bytes / g};
+  const double measured[3] = {s.device_peak_bytes, s.host_bytes, s.nvme_bytes};
+  const double predicted[3] = {p.device_bytes, p.host_bytes / g, p.nvme_bytes / g};
+  BarChart mem;
+  mem.title = "Measured against the plan, share of each tier's budget";
+  mem.subtitle = fmt::format("device {} measured / {} predicted; host {} / {}; NVMe {} / {}", FormatBytes(measured[0]),
+                             FormatBytes(predicted[0]), FormatBytes(measured[1]), FormatBytes(predicted[1]),
+                             FormatBytes(measured[2]), FormatBytes(predicted[2]));
+  mem.categories = {"device", "host", "nvme"};
+  mem.value_axis.unit = Unit::kPercent;
+  mem.value_axis.label = "% of budget";
+  BarSeries ms{"measured", {}}, ps{"predicted", {}};
+  for (int i = 0; i < 3; ++i) {
+    ms.values.push_back(cap[i] > 0 ? measured[i] / cap[i] : std::nan(""));
+    ps.values.push_back(cap[i] > 0 ? predicted[i] / cap[i] : std::nan(""));
+  }
+  mem.series = {ms, ps};
+  mem.capacity = {1.0, 1.0, 1.0};
   page.AddSvg(RenderBarChart(mem));
   page.Section("Loss");
   LineChart loss;
