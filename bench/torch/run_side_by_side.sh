@@ -4,7 +4,7 @@
 # after the other in one run. Prints one table at the end.
 #
 # Environment overrides:
-#   BUILD     zinf build dir            (default: <repo>/build-lead)
+#   BUILD     zinf build dir            (default: <repo>/build)
 #   PYTHON    interpreter with torch    (default: /usr/bin/python3, Debian's python3-torch)
 #   THREADS   threads for both          (default: 2)
 #   STEPS     steps per run             (default: 8; zinf mean excludes step 0,
@@ -16,7 +16,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-BUILD="${BUILD:-$ROOT/build-lead}"
+BUILD="${BUILD:-$ROOT/build}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 THREADS="${THREADS:-2}"
 STEPS="${STEPS:-8}"
