@@ -52,9 +52,9 @@ Status Zero3Engine::Setup() {
   }
   const Placement& pl = o_.placement;
   // Pinned staging: NVMe reads in flight (dn + 1), grad read-modify-write (2), optimizer
-  // double-buffered (2 x 4 states).
+  // pipeline (3 groups x 4 states: reading, updating, writing).
   size_t pinned = o_.pinned_bytes;
-  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 8) * max_shard * sizeof(float) + (1 << 20);
+  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 12) * max_shard * sizeof(float) + (1 << 20);
   ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/true));
   if (pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme) {
     NvmeStoreOptions no;
@@ -273,39 +273,81 @@ Status Zero3Engine::FinishBackward() {
   return st;
 }
 
+// One group's optimizer states in flight: each state in place where it is resident, else in
+// pinned staging filled by a read on the NVMe lane and written back after the update.
+struct Zero3Engine::OptGroup {
+  PinnedBuffer stage[4];
+  float* ptr[4] = {nullptr, nullptr, nullptr, nullptr};
+  SignalPtr read;
+};
+
+Result<std::shared_ptr<Zero3Engine::OptGroup>> Zero3Engine::StageOptGroup(int g) {
+  auto og = std::make_shared<OptGroup>();
+  const size_t bytes = shards_[static_cast<size_t>(g)].shard * sizeof(float);
+  ShardTier* tiers[4] = {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()};
+  bool any = false;
+  for (int s = 0; s < 4; ++s) {
+    og->ptr[s] = tiers[s]->Resident(g);
+    if (tiers[s]->tier() == Tier::kDevice && be_->name() != "cpu") og->ptr[s] = nullptr;  // GPU memory: copy
+    if (og->ptr[s]) continue;
+    ZINF_ASSIGN_OR_RETURN(og->stage[s], pool_->AllocBuffer(bytes));
+    og->ptr[s] = og->stage[s].as<float>();
+    any = true;
+  }
+  if (!any) return og;
+  og->read = nvme_lane_->Submit([this, og, g, bytes, tiers]() -> Status {
+    for (int s = 0; s < 4; ++s) {
+      if (!og->stage[s]) continue;
+      ZINF_RETURN_IF_ERROR(tiers[s]->Read(g, og->stage[s].as<float>()));
+      if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
+    }
+    return Status::Ok();
+  }, trace_ ? groups_[static_cast<size_t>(g)].name + " optimizer states read" : std::string());
+  return og;
+}
+
 Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
   auto t0 = std::chrono::steady_clock::now();
   AdamParams hp = hp_in;
   hp.step = ++adam_step_;
   const int threads = be_->threads();
+  ShardTier* tiers[4] = {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()};
+  // Pipeline: group g+1's states are read while group g is updated; g's are written after
+  // (the NVMe lane runs read g+1, write g, read g+2, ... in that order).
+  std::vector<SignalPtr> writes;
+  std::shared_ptr<OptGroup> next;
+  if (!groups_.empty()) {
+    ZINF_ASSIGN_OR_RETURN(next, StageOptGroup(0));
+  }
   for (size_t g = 0; g < groups_.size(); ++g) {
     const int gi = static_cast<int>(g);
     const size_t n = shards_[g].shard, bytes = n * sizeof(float);
-    // Each state in place where it is resident, else through pinned staging.
-    PinnedBuffer stage[4];
-    ShardTier* tiers[4] = {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()};
-    float* ptr[4];
-    for (int s = 0; s < 4; ++s) {
-      ptr[s] = tiers[s]->Resident(gi);
-      if (tiers[s]->tier() == Tier::kDevice && be_->name() != "cpu") ptr[s] = nullptr;  // GPU memory: copy
-      if (!ptr[s]) {
-        ZINF_ASSIGN_OR_RETURN(stage[s], pool_->AllocBuffer(bytes));
-        ZINF_RETURN_IF_ERROR(tiers[s]->Read(gi, stage[s].as<float>()));
-        if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
-        ptr[s] = stage[s].as<float>();
-      }
+    std::shared_ptr<OptGroup> cur = std::move(next);
+    if (g + 1 < groups_.size()) {
+      ZINF_ASSIGN_OR_RETURN(next, StageOptGroup(gi + 1));
     }
+    if (cur->read) ZINF_RETURN_IF_ERROR(cur->read->Wait());
     const double ts = trace_ ? trace_->NowUs() : 0;
-    cpu::AdamStep(ptr[0], ptr[1], ptr[2], ptr[3], n, hp, threads);
+    cpu::AdamStep(cur->ptr[0], cur->ptr[1], cur->ptr[2], cur->ptr[3], n, hp, threads);
     if (trace_) trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4);
-    for (int s : {0, 2, 3}) {
-      if (!stage[s]) continue;
-      ZINF_RETURN_IF_ERROR(tiers[s]->Write(gi, stage[s].as<float>()));
-      if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(bytes));
+    if (cur->stage[0] || cur->stage[2] || cur->stage[3]) {
+      writes.push_back(nvme_lane_->Submit([this, cur, gi, bytes, tiers]() -> Status {
+        for (int s : {0, 2, 3}) {
+          if (!cur->stage[s]) continue;
+          ZINF_RETURN_IF_ERROR(tiers[s]->Write(gi, cur->stage[s].as<float>()));
+          if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(bytes));
+        }
+        return Status::Ok();
+      }, trace_ ? groups_[g].name + " optimizer states write" : std::string()));
     }
   }
+  Status st;
+  for (const SignalPtr& w : writes) {
+    Status r = w->Wait();
+    if (st.ok() && !r.ok()) st = r;
+  }
   Count(&Zero3Stats::optimizer_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return Status::Ok();
+  return st;
 }
 
 Status Zero3Engine::ReadShard(int group, bool grads, std::vector<float>* out) {

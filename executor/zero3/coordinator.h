@@ -91,6 +91,8 @@ class Zero3Engine final : public ParamProvider {
 
  private:
   struct OpFetch;
+  struct OptGroup;
+  Result<std::shared_ptr<OptGroup>> StageOptGroup(int g);
   Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* backend, Comm* comm,
               const Zero3Options& o);
   Status Setup();

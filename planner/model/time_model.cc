@@ -91,11 +91,15 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     if (depth > 0) overlapped = std::max(overlapped, busy[res]);
     else serial += busy[res];
   };
-  place("nvme_read", k.prefetch_nvme);
+  // One NVMe queue serves reads and writes (see the simulator): overlap their sum.
+  if (busy.count("nvme_read") || busy.count("nvme_write")) {
+    const double nvme = busy["nvme_read"] + busy["nvme_write"];
+    if (k.prefetch_nvme > 0) overlapped = std::max(overlapped, nvme);
+    else serial += nvme;
+  }
   place("h2d", k.prefetch_h2d);
   place("network", k.prefetch_allgather);
   place("d2h", 1);
-  place("nvme_write", 1);
   const double fwd_bwd = overlapped + serial + fetches * per_op_fill;
 
   // Optimizer step on each rank's shard, after backward.
@@ -121,7 +125,8 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["nvme_write"] += wr;
     // Sub-groups pipeline read, update, write and write-back; add one sub-group's fill.
     double chunks = k.optimizer_chunk_params > 0 ? std::max(1.0, P / dp / static_cast<double>(k.optimizer_chunk_params)) : 1.0;
-    double slowest = std::max({cpu, rd, wr, wb});
+    // NVMe reads and writes share the drive (one queue), so they add up.
+    double slowest = std::max({cpu, rd + wr, wb});
     opt = slowest + (cpu + rd + wr + wb - slowest) / chunks;
   }
 

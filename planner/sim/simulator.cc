@@ -33,8 +33,9 @@ class Graph {
     t.dur_s = dur;
     t.phase = phase;
     if (keep_) t.name = name;
-    double start = free_[static_cast<int>(r)];
-    int pred = last_[static_cast<int>(r)];
+    const int q = Queue(r);
+    double start = free_[q];
+    int pred = last_[q];
     for (const Dep& d : deps) {
       if (d.task < 0) continue;
       double at = d.on_start ? tasks_[static_cast<size_t>(d.task)].start_s : tasks_[static_cast<size_t>(d.task)].end_s;
@@ -46,12 +47,15 @@ class Graph {
     t.start_s = start;
     t.end_s = start + dur;
     t.critical_pred = pred;
-    free_[static_cast<int>(r)] = t.end_s;
-    last_[static_cast<int>(r)] = id;
+    free_[q] = t.end_s;
+    last_[q] = id;
     busy_[static_cast<int>(r)] += dur;
     tasks_.push_back(std::move(t));
     return id;
   }
+  // NVMe reads and writes share one queue: one drive (share) serves both directions, as the
+  // executor's single NVMe lane does; busy time is still reported per direction.
+  static int Queue(Res r) { return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r); }
   double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }
   std::vector<SimTask>& tasks() { return tasks_; }
   const std::array<double, kNumRes>& busy() const { return busy_; }
