@@ -31,6 +31,16 @@ Status Status::WithContext(std::string_view context) const {
   return Status(code_, fmt::format("{}: {}", context, message_));
 }
 
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk: return 0;
+    case Code::kInvalidArgument:
+    case Code::kNotFound: return 2;
+    case Code::kInfeasible: return 3;
+    default: return 1;
+  }
+}
+
 Status ErrnoStatus(int err, std::string_view what, const char* file, int line) {
   std::string msg = fmt::format("{}: {} (errno {}) [{}:{}]", what, std::strerror(err), err, file, line);
   switch (err) {

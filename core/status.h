@@ -59,6 +59,10 @@ inline Status Infeasible(std::string m) { return {Code::kInfeasible, std::move(m
 inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
 inline Status Aborted(std::string m) { return {Code::kAborted, std::move(m)}; }
 
+// Process exit code for a final Status, shared by zplan and zrun: 0 ok, 2 bad input or
+// usage (InvalidArgument, NotFound), 3 no feasible plan (Infeasible), 1 any other failure.
+int ExitCodeFor(const Status& s);
+
 // errno -> Status (ENOSPC -> kNoSpace, ENOENT -> kNotFound, else kIo).
 Status ErrnoStatus(int err, std::string_view what, const char* file, int line);
 

@@ -32,10 +32,6 @@ struct Args {
   bool allow_backend_mismatch = false;
 };
 
-int ExitCode(const Status& s) {
-  return s.code() == Code::kInvalidArgument || s.code() == Code::kNotFound ? 2 : 1;
-}
-
 bool UnderMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
     if (std::getenv(v)) return true;
@@ -149,9 +145,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zrun: error: rank %d: %s\n", comm->rank(), st.ToString().c_str());
     if (mpi && comm->size() > 1) {
       comm.reset();
-      MpiSession::Abort(ExitCode(st));
+      MpiSession::Abort(ExitCodeFor(st));
     }
-    return ExitCode(st);
+    return ExitCodeFor(st);
   }
   comm.reset();
   return 0;

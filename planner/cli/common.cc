@@ -9,16 +9,6 @@
 
 namespace zinf {
 
-int ExitCodeFor(const Status& s) {
-  switch (s.code()) {
-    case Code::kOk: return 0;
-    case Code::kInvalidArgument:
-    case Code::kNotFound: return 2;
-    case Code::kInfeasible: return 3;
-    default: return 1;
-  }
-}
-
 int Fail(const Status& s) {
   std::fprintf(stderr, "zplan: error: %s\n", s.ToString().c_str());
   return ExitCodeFor(s);

@@ -12,8 +12,7 @@
 
 namespace zinf {
 
-// Exit codes: 0 success, 1 runtime failure (I/O...), 2 bad input or usage, 3 no feasible plan.
-int ExitCodeFor(const Status& s);
+// Exit codes (core's ExitCodeFor): 0 success, 1 runtime failure, 2 bad input or usage, 3 no feasible plan.
 int Fail(const Status& s);  // prints "zplan: error: ..." on stderr, returns ExitCodeFor
 
 struct CommonArgs {
