@@ -45,16 +45,15 @@ Status Zero3Engine::Setup() {
   da_ = std::max(0, o_.prefetch_allgather);
   dh_ = std::max(da_, o_.prefetch_h2d);
   dn_ = std::max(dh_, o_.prefetch_nvme);
-  size_t max_shard = 0;
   for (const ParamGroup& g : groups_) {
     shards_.push_back(MakeGroupShard(g.numel, ranks_));
-    max_shard = std::max(max_shard, shards_.back().shard);
+    max_shard_ = std::max(max_shard_, shards_.back().shard);
   }
   const Placement& pl = o_.placement;
   // Pinned staging: NVMe reads in flight (dn + 1), grad read-modify-write (2), optimizer
   // pipeline (3 groups x 4 states: reading, updating, writing).
   size_t pinned = o_.pinned_bytes;
-  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 12) * max_shard * sizeof(float) + (1 << 20);
+  if (pinned == 0) pinned = (static_cast<size_t>(dn_) + 1 + 2 + 12) * max_shard_ * sizeof(float) + (1 << 20);
   ZINF_ASSIGN_OR_RETURN(pool_, PinnedHostPool::Create(pinned, /*lock=*/true));
   if (pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme) {
     NvmeStoreOptions no;
@@ -120,7 +119,6 @@ void Zero3Engine::IssueStage(int stage, int op) {
     if (!b.ok()) return fail(b.status().WithContext("NVMe staging"));
     f.host_stage = std::move(*b);
     float* dst = f.host_stage.as<float>();
-    SignalPtr prev = f.last;
     f.last = nvme_lane_->Submit([this, g, dst, bytes] {
       Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
       return params_->Read(g, dst);
@@ -252,8 +250,7 @@ Status Zero3Engine::BeginStep(float grad_scale) {
   for (auto& f : fetch_) f.reset();
   cur_op_ = -1;
   // Zero the gradient shards.
-  ZINF_ASSIGN_OR_RETURN(PinnedBuffer zero, pool_->AllocBuffer(std::max_element(shards_.begin(), shards_.end(),
-      [](const GroupShard& a, const GroupShard& b) { return a.shard < b.shard; })->shard * sizeof(float)));
+  ZINF_ASSIGN_OR_RETURN(PinnedBuffer zero, pool_->AllocBuffer(max_shard_ * sizeof(float)));
   std::memset(zero.data(), 0, zero.bytes());
   for (size_t g = 0; g < groups_.size(); ++g) ZINF_RETURN_IF_ERROR(grads_->Write(static_cast<int>(g), zero.as<float>()));
   return first_error_;

@@ -107,6 +107,7 @@ class Zero3Engine final : public ParamProvider {
   int rank_ = 0, ranks_ = 1;
   int dn_ = 0, dh_ = 0, da_ = 0;
   std::vector<GroupShard> shards_;
+  size_t max_shard_ = 0;  // elements of the largest shard (sizes the staging buffers)
   std::unique_ptr<PinnedHostPool> pool_;  // outlives the NVMe store it is registered with
   std::unique_ptr<NvmeStore> nvme_;       // declared before the tiers that use it
   std::mutex nvme_mu_;

@@ -158,7 +158,6 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
           a.F("{} buffers x {} B x GPUs/node", k.nvme_swap_buffers, k.nvme_swap_buffer_bytes));
   if (pl.optimizer != Tier::kDevice && pl.optimizer != Tier::kNvme && pl.grads == Tier::kDevice)
     a.Add(Tier::kHost, sb.grad * P / dp * g, "gradient shards copied for the CPU optimizer", "grad B/param x params / dp x GPUs/node");
-  (void)hw;
   return a.est;
 }
 
