@@ -152,9 +152,11 @@ Status ThreadCommGroup::Run(const std::function<Status(Comm&)>& fn) {
     threads.emplace_back([&, r] { results[r] = fn(*comms_[r]); });
   }
   for (auto& t : threads) t.join();
-  for (size_t r = 0; r < results.size(); ++r) {
-    if (!results[r].ok()) return results[r].WithContext(fmt::format("rank {}", r));
-  }
+  // The root cause first: a rank's own error before the Aborted its peers saw because of it.
+  for (bool aborted_too : {false, true})
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!results[r].ok() && (aborted_too || results[r].code() != Code::kAborted))
+        return results[r].WithContext(fmt::format("rank {}", r));
   return Status::Ok();
 }
 

@@ -44,7 +44,7 @@ class ThreadCommGroup {
   int size() const { return static_cast<int>(comms_.size()); }
   Comm& comm(int rank) { return *comms_[static_cast<size_t>(rank)]; }
   // Runs fn on one thread per rank with that rank's Comm, joins them, and returns the
-  // first failure by rank order (OK if all succeeded).
+  // first failure by rank order, preferring a root cause over Aborted (OK if all succeeded).
   Status Run(const std::function<Status(Comm&)>& fn);
 
  private:

@@ -6,6 +6,9 @@
 #include <thread>
 
 #include "executor/backend/cpu/cpu_backend.h"
+#include "executor/train/checkpoint.h"
+#include "executor/train/safetensors.h"
+#include "executor/train/test_hooks.h"
 
 namespace zinf {
 
@@ -54,10 +57,23 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const Plan& plan, Comm* comm, c
   zo.nvme_dir = o.nvme_dir.empty() ? k.nvme_dir : o.nvme_dir;
   zo.io.block_size_bytes = static_cast<uint64_t>(k.nvme_block_size);
   zo.io.queue_depth = static_cast<uint32_t>(k.nvme_queue_depth);
-  ZINF_ASSIGN_OR_RETURN(t->engine_, Zero3Engine::Create(t->gpt_->groups(), t->gpt_->StepSchedule(), t->backend_.get(), comm, zo));
-  ZINF_RETURN_IF_ERROR(t->engine_->InitParams(o.seed));
+  zo.nvme_faults = o.nvme_faults;
   ZINF_ASSIGN_OR_RETURN(TokenDataset d, TokenDataset::Open(o.data_path, cfg.vocab, cfg.seq_len));
   t->data_ = std::make_unique<TokenDataset>(std::move(d));
+  ZINF_ASSIGN_OR_RETURN(t->engine_, Zero3Engine::Create(t->gpt_->groups(), t->gpt_->StepSchedule(), t->backend_.get(), comm, zo));
+  if (o.resume_from.empty()) {
+    ZINF_RETURN_IF_ERROR(t->engine_->InitParams(o.seed));
+  } else {
+    ZINF_ASSIGN_OR_RETURN(CheckpointMeta meta, RestoreCheckpoint(o.resume_from, t->gpt_->groups(), *t->engine_, *comm));
+    if (meta.model != plan.model.name)
+      return InvalidArgument(fmt::format("{}/manifest.yaml: key 'model' is '{}' but the plan trains '{}'", o.resume_from,
+                                         meta.model, plan.model.name));
+    if (meta.data_tokens != t->data_->num_tokens())
+      return InvalidArgument(fmt::format("{}/manifest.yaml: key 'data.tokens' is {} but {} has {} tokens: resume with the "
+                                         "same data file (batches are a function of the step and the data)",
+                                         o.resume_from, meta.data_tokens, o.data_path, t->data_->num_tokens()));
+    t->start_step_ = meta.step;
+  }
   const size_t n = static_cast<size_t>(k.micro_batch * k.seq_len);
   t->tokens_.resize(n);
   t->targets_.resize(n);
@@ -79,6 +95,7 @@ Result<StepResult> Trainer::Step(int64_t step) {
     loss_sum += loss;
   }
   auto t1 = Clock::now();
+  TestHookPoint("step", step, comm_->rank());  // tests: a crash or hang mid-step
   ZINF_RETURN_IF_ERROR(engine_->FinishBackward());
   auto t2 = Clock::now();
   AdamParams hp;
@@ -100,6 +117,26 @@ Result<StepResult> Trainer::Step(int64_t step) {
   r.step_s = std::chrono::duration<double>(t3 - t0).count();
   r.tokens_per_s = static_cast<double>(k.micro_batch * k.seq_len * k.grad_accum * R) / r.step_s;
   return r;
+}
+
+Status Trainer::SaveCheckpoint(const std::string& root, int64_t steps_done, int keep) {
+  CheckpointMeta m;
+  m.step = steps_done;
+  m.adam_step = engine_->adam_step();
+  m.ranks = comm_->size();
+  m.model = plan_.model.name;
+  m.seed = o_.seed;
+  m.data_path = o_.data_path;
+  m.data_tokens = data_->num_tokens();
+  m.lr = o_.lr;
+  return zinf::SaveCheckpoint(root, m, gpt_->groups(), *engine_, *comm_, keep);
+}
+
+Status Trainer::ExportSafetensors(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  std::vector<std::vector<float>> params;
+  ZINF_RETURN_IF_ERROR(engine_->GatherAllParams(&params));
+  if (comm_->rank() != 0) return Status::Ok();
+  return WriteSafetensors(path, LogicalTensors(gpt_->groups(), params), metadata);
 }
 
 }  // namespace zinf

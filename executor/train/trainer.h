@@ -3,7 +3,9 @@
 // checkpoint store on the plan's tier, and batches from a TokenDataset.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/plan.h"
@@ -23,6 +25,8 @@ struct TrainOptions {
   uint64_t seed = 1234;
   int threads = 0;             // compute threads (0: all cores / ranks on this node)
   std::string nvme_dir;        // "" -> the plan's
+  std::string resume_from;     // a checkpoint step directory: restored instead of initialised
+  std::optional<FaultSpec> nvme_faults;  // tests: faults injected into the NVMe store
 };
 
 struct StepResult {
@@ -39,6 +43,13 @@ class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> Create(const Plan& plan, Comm* comm, const TrainOptions& o);
   Result<StepResult> Step(int64_t step);
+
+  // Steps completed when training starts (0, or the restored checkpoint's step).
+  int64_t start_step() const { return start_step_; }
+  // Collective: a checkpoint of the state after `steps_done` steps under `root`.
+  Status SaveCheckpoint(const std::string& root, int64_t steps_done, int keep);
+  // Collective: the consolidated weights as safetensors; rank 0 writes `path`.
+  Status ExportSafetensors(const std::string& path, const std::map<std::string, std::string>& metadata);
 
   Backend& backend() { return *backend_; }
   Zero3Engine& engine() { return *engine_; }
@@ -57,6 +68,7 @@ class Trainer {
   std::unique_ptr<Zero3Engine> engine_;
   std::unique_ptr<TokenDataset> data_;
   std::vector<int32_t> tokens_, targets_;
+  int64_t start_step_ = 0;
 };
 
 // The GPT the plan describes (GPT family only: zrun trains GPT-style decoders).

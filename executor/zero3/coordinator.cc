@@ -60,6 +60,7 @@ Status Zero3Engine::Setup() {
     no.dir = o_.nvme_dir;
     no.rank = rank_;
     no.io = o_.io;
+    no.inject_faults = o_.nvme_faults;
     // The staging pool is registered with io_uring as fixed buffers.
     ZINF_ASSIGN_OR_RETURN(nvme_, NvmeStore::Create(no, pool_.get()));
   }
@@ -353,6 +354,27 @@ Status Zero3Engine::ReadShard(int group, bool grads, std::vector<float>* out) {
   ZINF_RETURN_IF_ERROR((grads ? grads_ : params_)->Read(group, stage.as<float>()));
   out->assign(stage.as<float>(), stage.as<float>() + sh.shard);
   return Status::Ok();
+}
+
+namespace {
+ShardTier* StateTier(ShardState s, ShardTier* params, ShardTier* m, ShardTier* v) {
+  return s == ShardState::kParams ? params : s == ShardState::kAdamM ? m : v;
+}
+}  // namespace
+
+Status Zero3Engine::ReadState(int group, ShardState state, float* out) {
+  const size_t bytes = shards_[static_cast<size_t>(group)].shard * sizeof(float);
+  ZINF_ASSIGN_OR_RETURN(PinnedBuffer stage, pool_->AllocBuffer(bytes));
+  ZINF_RETURN_IF_ERROR(StateTier(state, params_.get(), adam_m_.get(), adam_v_.get())->Read(group, stage.as<float>()));
+  std::memcpy(out, stage.data(), bytes);
+  return Status::Ok();
+}
+
+Status Zero3Engine::WriteState(int group, ShardState state, const float* in) {
+  const size_t bytes = shards_[static_cast<size_t>(group)].shard * sizeof(float);
+  ZINF_ASSIGN_OR_RETURN(PinnedBuffer stage, pool_->AllocBuffer(bytes));
+  std::memcpy(stage.data(), in, bytes);
+  return StateTier(state, params_.get(), adam_m_.get(), adam_v_.get())->Write(group, stage.as<float>());
 }
 
 Status Zero3Engine::GatherAllParams(std::vector<std::vector<float>>* out) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,7 +43,12 @@ struct Zero3Options {
   StorageOptions io;
   size_t optimizer_chunk_params = 1 << 20;
   size_t pinned_bytes = 0;  // host staging pool; 0 -> derived from the largest shard and depths
+  std::optional<FaultSpec> nvme_faults;  // tests: inject faults into the NVMe store
 };
+
+// The per-rank state a checkpoint holds for each group: fp32 params (the master copy) and
+// Adam's m and v.
+enum class ShardState : int { kParams = 0, kAdamM = 1, kAdamV = 2 };
 
 // Bytes and seconds per lane, for metrics and the measured-vs-predicted report.
 struct Zero3Stats {
@@ -82,6 +88,12 @@ class Zero3Engine final : public ParamProvider {
   Status ReadShard(int group, bool grads, std::vector<float>* out);
   // Full params of every group (allgather; collective: all ranks call it).
   Status GatherAllParams(std::vector<std::vector<float>>* out);
+  // Checkpoints: this rank's whole shard (shard floats, padding included) of one state,
+  // from / to wherever the plan placed it. Not while a step is in flight.
+  Status ReadState(int group, ShardState state, float* out);
+  Status WriteState(int group, ShardState state, const float* in);
+  int64_t adam_step() const { return adam_step_; }
+  void set_adam_step(int64_t s) { adam_step_ = s; }
 
   const std::vector<GroupShard>& shards() const { return shards_; }
   Zero3Stats stats() const;

@@ -32,7 +32,7 @@ void Summarise(RunSummary& s) {
 std::string MetricsCsv(const RunSummary& s) {
   std::string out = "step,loss,step_s,fwd_bwd_s,drain_s,optimizer_s,tokens_per_s\n";
   for (const StepResult& r : s.steps)
-    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f}\n", r.step, r.loss, r.step_s, r.fwd_bwd_s, r.drain_s,
+    out += fmt::format("{},{:.9g},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f}\n", r.step, r.loss, r.step_s, r.fwd_bwd_s, r.drain_s,
                        r.optimizer_s, r.tokens_per_s);
   return out;
 }

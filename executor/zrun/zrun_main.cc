@@ -4,9 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "core/file_util.h"
 #include "core/process_env.h"
@@ -14,6 +17,8 @@
 #include "executor/comm/loopback_comm.h"
 #include "executor/comm/mpi_comm.h"
 #include "executor/comm/mpi_session.h"
+#include "executor/train/checkpoint.h"
+#include "executor/train/test_hooks.h"
 #include "executor/train/trainer.h"
 #include "executor/zrun/run_report.h"
 #include "reports/chrome_trace.h"
@@ -30,7 +35,27 @@ struct Args {
   int threads = 0;
   bool quiet = false;
   bool allow_backend_mismatch = false;
+  std::string checkpoint_dir, resume, export_safetensors;
+  int64_t checkpoint_every = 0;
+  int keep_checkpoints = 2;
+  double comm_timeout_s = 600;
 };
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+void OnStopSignal(int sig) { g_stop_signal = sig; }
+
+// Rows of an earlier run's metrics.csv for steps before `first_step` (a resumed run keeps
+// them and appends its own).
+std::string PriorMetricsRows(const std::string& path, int64_t first_step) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return "";
+  std::istringstream in(*text);
+  std::string line, out;
+  std::getline(in, line);  // header
+  while (std::getline(in, line))
+    if (!line.empty() && std::strtoll(line.c_str(), nullptr, 10) < first_step) out += line + "\n";
+  return out;
+}
 
 bool UnderMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
@@ -52,6 +77,11 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   o.threads = a.threads;
   o.nvme_dir = a.nvme_dir;
   if (!o.nvme_dir.empty()) plan.knobs.nvme_dir = o.nvme_dir;
+  ZINF_ASSIGN_OR_RETURN(o.nvme_faults, TestNvmeFaultsFromEnv());
+  if (!a.resume.empty()) {
+    ZINF_ASSIGN_OR_RETURN(o.resume_from, ResolveCheckpoint(a.resume));
+    if (rank == 0 && !a.quiet) std::fprintf(stderr, "zrun: resuming from %s\n", o.resume_from.c_str());
+  }
   auto trainer = Trainer::Create(plan, &comm, o);
   if (!trainer.ok()) return trainer.status();
   Trainer& t = **trainer;
@@ -63,18 +93,56 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.plan_path = plan_path;
   sum.data_path = a.data;
   sum.ranks = comm.size();
-  for (int64_t s = 0; s < a.steps; ++s) {
+  const std::string metrics_path = a.out + "/metrics.csv";
+  const std::string prior_rows = t.start_step() > 0 ? PriorMetricsRows(metrics_path, t.start_step()) : "";
+  auto checkpoint = [&](int64_t done) -> Status {
+    if (a.checkpoint_dir.empty()) return Status::Ok();
+    Status st = t.SaveCheckpoint(a.checkpoint_dir, done, a.keep_checkpoints);
+    if (st.ok() && rank == 0 && !a.quiet)
+      std::fprintf(stderr, "\nzrun: checkpoint %s/%s\n", a.checkpoint_dir.c_str(), CheckpointDirName(done).c_str());
+    return st.WithContext(fmt::format("checkpoint after step {}", done));
+  };
+  int64_t done = t.start_step();
+  for (int64_t s = t.start_step(); s < a.steps; ++s) {
     const double ts = trace.NowUs();
     ZINF_ASSIGN_OR_RETURN(StepResult r, t.Step(s));
     trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
     sum.steps.push_back(r);
+    done = s + 1;
+    if (rank == 0) {
+      std::string csv = MetricsCsv(sum);
+      ZINF_RETURN_IF_ERROR(WriteFileAtomic(metrics_path, csv.insert(csv.find('\n') + 1, prior_rows)));
+    }
     if (rank == 0 && !a.quiet) {
       std::fprintf(stderr, "\rzrun: step %lld/%lld  loss %.4f  step %s  %.0f tokens/s   ", (long long)(s + 1),
                    (long long)a.steps, r.loss, FormatSeconds(r.step_s).c_str(), r.tokens_per_s);
       std::fflush(stderr);
     }
+    // A signal on any rank stops every rank after the same step.
+    float stop = g_stop_signal ? 1.0f : 0.0f;
+    if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.AllReduce(&stop, 1));
+    if (stop > 0) {
+      ZINF_RETURN_IF_ERROR(checkpoint(done));
+      return Aborted(fmt::format("stopped by a signal after step {}{}", done,
+                                 a.checkpoint_dir.empty() ? " (no --checkpoint-dir: state not saved)"
+                                                          : "; continue with --resume " + a.checkpoint_dir));
+    }
+    if (a.checkpoint_every > 0 && done % a.checkpoint_every == 0 && done < a.steps) ZINF_RETURN_IF_ERROR(checkpoint(done));
   }
-  if (rank == 0 && !a.quiet) std::fprintf(stderr, "\n");
+  if (rank == 0 && !a.quiet && !sum.steps.empty()) std::fprintf(stderr, "\n");
+  if (!sum.steps.empty() || t.start_step() == 0) ZINF_RETURN_IF_ERROR(checkpoint(done));
+  if (!a.export_safetensors.empty()) {
+    ZINF_RETURN_IF_ERROR(t.ExportSafetensors(a.export_safetensors, {{"format", "pt"},
+                                                                    {"producer", "zinf zrun"},
+                                                                    {"model", plan.model.name},
+                                                                    {"step", std::to_string(done)}}));
+    if (rank == 0) std::printf("zrun: wrote %s (fp32 weights after %lld steps)\n", a.export_safetensors.c_str(), (long long)done);
+  }
+  if (sum.steps.empty()) {
+    if (rank == 0) std::printf("zrun: the checkpoint is at step %lld, nothing to train for --steps %lld\n", (long long)done,
+                               (long long)a.steps);
+    return Status::Ok();
+  }
   trace.SetThreadName(rank, 5, "step");
   Summarise(sum);
   sum.device_peak_bytes = static_cast<double>(t.backend().Peak());
@@ -84,7 +152,6 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   const std::string suffix = rank == 0 ? "" : fmt::format("-rank{}", rank);
   ZINF_RETURN_IF_ERROR(trace.Write(a.out + "/trace" + suffix + ".json"));
   if (rank != 0) return Status::Ok();
-  ZINF_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/metrics.csv", MetricsCsv(sum)));
   ZINF_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/summary.yaml", SummaryYaml(sum, plan)));
   ZINF_RETURN_IF_ERROR(WriteRunReport(sum, plan, a.out + "/report.html"));
   const double pred = plan.prediction.step_time_s;
@@ -108,12 +175,25 @@ int main(int argc, char** argv) {
                "Exit codes: 0 ok, 1 runtime failure, 2 bad input or usage."};
   app.add_option("--plan", a.plan, "plan.yaml from zplan plan")->required();
   app.add_option("--data", a.data, "training data: any text file (byte-level) or a uint16 .bin token file")->required();
-  app.add_option("--steps", a.steps, "optimizer steps")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
+  app.add_option("--steps", a.steps, "optimizer steps in total (a resumed run continues up to this step)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
   app.add_option("--out", a.out, "output directory")->capture_default_str();
   app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
   app.add_option("--seed", a.seed, "initialisation seed")->capture_default_str();
   app.add_option("--threads", a.threads, "compute threads per rank (default: cores / ranks)");
   app.add_option("--nvme-dir", a.nvme_dir, "override the plan's NVMe directory");
+  app.add_option("--checkpoint-dir", a.checkpoint_dir,
+                 "write checkpoints here (every --checkpoint-every steps, at the end, and on SIGINT/SIGTERM)");
+  app.add_option("--checkpoint-every", a.checkpoint_every, "steps between checkpoints (0: only at the end)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--keep-checkpoints", a.keep_checkpoints, "complete checkpoints kept (older ones are deleted; 0: all)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--resume", a.resume,
+                 "continue from a checkpoint (a --checkpoint-dir, or one step-N directory in it); --steps is the total; "
+                 "any rank count (re-shards)");
+  app.add_option("--export-safetensors", a.export_safetensors, "write the consolidated fp32 weights here at the end");
+  app.add_option("--comm-timeout", a.comm_timeout_s,
+                 "seconds a collective may wait for the other ranks before the run stops with an error (0: forever)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", a.quiet, "no progress line");
   app.add_flag("--allow-backend-mismatch", a.allow_backend_mismatch, "run a plan made for another backend on the CPU backend");
   try {
@@ -131,7 +211,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     mpi = std::move(*s);
-    auto c = MpiComm::Create();
+    CommOptions co;
+    co.timeout_s = a.comm_timeout_s;
+    auto c = MpiComm::Create(co);
     if (!c.ok()) {
       std::fprintf(stderr, "zrun: error: %s\n", c.status().ToString().c_str());
       return 1;
@@ -140,6 +222,8 @@ int main(int argc, char** argv) {
   } else {
     comm = std::make_unique<LoopbackComm>();
   }
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
   Status st = Run(a, *comm, a.plan);
   if (!st.ok()) {
     std::fprintf(stderr, "zrun: error: rank %d: %s\n", comm->rank(), st.ToString().c_str());

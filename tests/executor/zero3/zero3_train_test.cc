@@ -9,52 +9,10 @@
 
 #include "executor/comm/thread_comm.h"
 #include "executor/train/trainer.h"
+#include "tests/executor/zero3/tiny_plan.h"
 
 namespace zinf {
 namespace {
-
-std::string Corpus() {
-  static const std::string path = [] {
-    std::string p = ::testing::TempDir() + "zinf_corpus.txt";
-    std::ofstream f(p);
-    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. ", "and ", "then ", "sleeps.\n"};
-    uint64_t x = 42;
-    for (int i = 0; i < 20000; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      f << words[(x >> 33) % 12];
-    }
-    return p;
-  }();
-  return path;
-}
-
-Plan TinyPlan(const char* params, const char* grads, const char* opt, int ranks, int micro_batch) {
-  Plan p;
-  p.model.name = "tiny";
-  p.model.family = "gpt";
-  p.model.n_layer = 2;
-  p.model.hidden = 32;
-  p.model.n_head = 4;
-  p.model.n_kv_head = 4;
-  p.model.ffn_hidden = 128;
-  p.model.vocab = 256;
-  p.model.seq_len = 16;
-  p.hw_name = "test";
-  p.backend = "cpu";
-  PlanKnobs& k = p.knobs;
-  k.nodes = 1;
-  k.gpus_per_node = ranks;
-  k.micro_batch = micro_batch;
-  k.seq_len = 16;
-  k.dtype = "fp32";
-  k.placement = {*ParseTier(params), *ParseTier(grads), *ParseTier(opt)};
-  k.ckpt_interval = 0;
-  k.device_budget_bytes = 64.0 * (1 << 20);
-  k.nvme_dir = ::testing::TempDir();
-  k.nvme_block_size = 1 << 16;
-  k.nvme_queue_depth = 4;
-  return p;
-}
 
 std::vector<double> Losses(const Plan& p, int steps) {
   const int ranks = static_cast<int>(p.knobs.dp());
