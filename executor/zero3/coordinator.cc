@@ -218,7 +218,11 @@ Status Zero3Engine::ReleaseGrad(int group) {
   grad_bufs_.erase(it);
   const GroupShard sh = shards_[static_cast<size_t>(group)];
   const float scale = grad_scale_;
-  pending_.push_back(comm_lane_->Submit([this, buf, sh, group, scale]() -> Status {
+  // The step's first contribution to a group overwrites its shard (no zeroing pass, no
+  // read-back from NVMe); later ones (tied embedding, grad accumulation) add to it.
+  const bool first = !grad_written_[static_cast<size_t>(group)];
+  grad_written_[static_cast<size_t>(group)] = true;
+  pending_.push_back(comm_lane_->Submit([this, buf, sh, group, scale, first]() -> Status {
     std::vector<float> part(sh.shard);
     if (ranks_ > 1) {
       ZINF_RETURN_IF_ERROR(comm_->ReduceScatter(buf->as<float>(), sh.shard, part.data()));
@@ -229,14 +233,20 @@ Status Zero3Engine::ReleaseGrad(int group) {
     buf->reset();
     float* dst = grads_->Resident(group);
     PinnedBuffer stage;
-    if (!dst) {  // NVMe: read, add, write
+    if (!dst) {  // NVMe: (read,) add, write
       ZINF_ASSIGN_OR_RETURN(stage, pool_->AllocBuffer(sh.shard * sizeof(float)));
-      ZINF_RETURN_IF_ERROR(grads_->Read(group, stage.as<float>()));
-      Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(sh.shard * sizeof(float)));
+      if (!first) {
+        ZINF_RETURN_IF_ERROR(grads_->Read(group, stage.as<float>()));
+        Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(sh.shard * sizeof(float)));
+      }
       dst = stage.as<float>();
     }
     if (grads_->tier() != Tier::kDevice) Count(&Zero3Stats::d2h_bytes, static_cast<double>(sh.shard * sizeof(float)));
-    for (size_t i = 0; i < sh.shard; ++i) dst[i] += part[i] * scale;
+    if (first) {
+      for (size_t i = 0; i < sh.shard; ++i) dst[i] = 0.0f + part[i] * scale;  // as if added to a zeroed shard
+    } else {
+      for (size_t i = 0; i < sh.shard; ++i) dst[i] += part[i] * scale;
+    }
     if (stage) {
       Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(sh.shard * sizeof(float)));
       return grads_->Write(group, stage.as<float>());
@@ -250,10 +260,7 @@ Status Zero3Engine::BeginStep(float grad_scale) {
   grad_scale_ = grad_scale;
   for (auto& f : fetch_) f.reset();
   cur_op_ = -1;
-  // Zero the gradient shards.
-  ZINF_ASSIGN_OR_RETURN(PinnedBuffer zero, pool_->AllocBuffer(max_shard_ * sizeof(float)));
-  std::memset(zero.data(), 0, zero.bytes());
-  for (size_t g = 0; g < groups_.size(); ++g) ZINF_RETURN_IF_ERROR(grads_->Write(static_cast<int>(g), zero.as<float>()));
+  grad_written_.assign(groups_.size(), false);
   return first_error_;
 }
 
@@ -268,6 +275,15 @@ Status Zero3Engine::FinishBackward() {
   h2d_lane_->Drain();
   comm_lane_->Drain();
   for (auto& f : fetch_) f.reset();
+  // A group no op produced a gradient for this step: zeros, as Adam expects.
+  for (size_t g = 0; g < groups_.size() && st.ok(); ++g) {
+    if (grad_written_[g]) continue;
+    Result<PinnedBuffer> zero = pool_->AllocBuffer(shards_[g].shard * sizeof(float));
+    if (!zero.ok()) return zero.status();
+    std::memset(zero->data(), 0, zero->bytes());
+    st = grads_->Write(static_cast<int>(g), zero->as<float>());
+    grad_written_[g] = true;
+  }
   return st;
 }
 

@@ -10,7 +10,8 @@
 // overlap with compute; Release frees the gathered buffer.
 // Gradients: AcquireGrad hands out a zeroed gathered-size buffer; ReleaseGrad
 // reduce-scatters it (sum over ranks, fixed order) on the comm lane and adds this rank's
-// part, scaled by grad_scale, into the grads tier.
+// part, scaled by grad_scale, into the grads tier; the step's first contribution to a group
+// overwrites the shard instead (no zeroing pass, no NVMe read-back).
 // Optimizer: after backward, AdamW on this rank's shards in sub-groups of
 // optimizer_chunk_params elements on the CPU (the executor's own kernel), streaming params,
 // grads, m and v through their tiers; the same kernel and order for every placement, so
@@ -129,6 +130,7 @@ class Zero3Engine final : public ParamProvider {
   int cur_op_ = -1;
   std::map<int, DeviceBuffer> grad_bufs_;         // group -> gathered grad buffer in flight
   std::vector<SignalPtr> pending_;                // grad reductions in flight
+  std::vector<bool> grad_written_;                // per group: this step's grads exist
   float grad_scale_ = 1.0f;
   int64_t adam_step_ = 0;
   Status first_error_;

@@ -19,6 +19,14 @@ StateBytes StateBytesFor(const std::string& dtype, const std::string& accounting
   return s;
 }
 
+double OptimizerExtraNvmeReadBytes(const PlanKnobs& k, const StateBytes& sb) {
+  if (k.placement.optimizer == Tier::kDevice) return 0.0;
+  double b = 0;
+  if (k.placement.grads == Tier::kNvme) b += sb.grad;
+  if (k.placement.params == Tier::kNvme && k.dtype == "fp32") b += sb.param;
+  return b;
+}
+
 double PaperModelStateBytes(const ModelSpec& m) { return 20.0 * CountParams(m).paper_blocks; }
 
 double PaperCheckpointBytes(const ModelSpec& m, double bsz, double ci) {

@@ -19,6 +19,10 @@ struct StateBytes {
   double total() const { return param + grad + optimizer; }
 };
 StateBytes StateBytesFor(const std::string& dtype, const std::string& accounting);
+// Bytes per parameter the CPU optimizer reads from NVMe besides the optimizer states: the
+// gradients when they live there, and the params when they live there and are their own
+// fp32 master (dtype fp32).
+double OptimizerExtraNvmeReadBytes(const PlanKnobs& k, const StateBytes& sb);
 double DtypeBytes(const std::string& dtype);
 
 struct MemoryEstimate {

@@ -117,6 +117,8 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
       rd = Safe(sb.optimizer * P / dp, hw.nvme_read_bw);
       wr = Safe(sb.optimizer * P / dp, hw.nvme_write_bw);
     }
+    // Adam also reads the gradients and, without a separate fp32 master, the params themselves.
+    rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, hw.nvme_read_bw);
     // Updated working params go back to where they live (host-resident ones are updated in place).
     if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, hw.nvme_write_bw);
     const double wb = pl.params == Tier::kDevice ? Safe(sb.param * P / dp, hw.h2d_bw) : 0.0;

@@ -212,9 +212,10 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     last = barrier;
     for (int c = 0; c < chunks; ++c) {
       int rd = -1;
-      if (k.placement.optimizer == Tier::kNvme) {
+      const double read_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
+      if (read_bpp > 0) {
         int trig = c >= 2 ? upd[static_cast<size_t>(c - 2)] : barrier;  // two sub-groups of read-ahead
-        rd = g.Add(Res::kNvmeRead, sb.optimizer * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}}, "optimizer", "optimizer states read");
+        rd = g.Add(Res::kNvmeRead, read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}}, "optimizer", "optimizer states read");
       }
       // The node's CPU Adam rate is shared by its GPUs' ranks.
       int u = g.Add(Res::kCpuOpt, per * gpn / bw(hw.cpu_adam_params_per_s), {{rd, false}, {barrier, false}}, "optimizer", "cpu adam");
