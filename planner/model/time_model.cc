@@ -68,7 +68,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P);             // reduce-scatter of grads
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
-  if (pl.grads == Tier::kNvme) busy["nvme_write"] += ga * Safe(sb.grad * P / dp, hw.nvme_write_bw);
+  if (pl.grads == Tier::kNvme) {  // written per micro-step; micro-steps after the first read it back
+    busy["nvme_write"] += ga * Safe(sb.grad * P / dp, hw.nvme_write_bw);
+    busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, hw.nvme_read_bw);
+  }
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (k.ckpt_interval > 0 && k.ckpt_tier == Tier::kHost) {
     double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) *

@@ -188,7 +188,11 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params), {{t, false}}, "backward", "reduce-scatter");
                       const double gshard = sb.grad * op.params / r.dp;
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
-                      if (k.placement.grads == Tier::kNvme) g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
+                      if (k.placement.grads == Tier::kNvme) {
+                        // Later micro-steps add to the shard written by the first: read it back.
+                        if (micro > 0) t = g.Add(Res::kNvmeRead, gshard / r.nvme_r, {{t, false}}, "backward", "grad nvme read");
+                        g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
+                      }
                     });
     }
     bwd_end = g.end(last);
