@@ -138,6 +138,8 @@ void InitParamGroup(const ParamGroup& group, uint64_t seed, float* host_out) {
       case TensorInit::kNormal: {
         const uint64_t key = HashName(seed, t.name);
         const uint64_t first = static_cast<uint64_t>(t.row_begin) * t.row_elems();
+        // Each element is a pure function of its index: parallel and still deterministic.
+#pragma omp parallel for schedule(static) if (n > (1u << 16))
         for (size_t i = 0; i < n; ++i) {
           dst[i] = static_cast<float>(t.init_std * NormalAt(key, first + i));
         }

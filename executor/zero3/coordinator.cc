@@ -292,6 +292,7 @@ Status Zero3Engine::FinishBackward() {
 struct Zero3Engine::OptGroup {
   PinnedBuffer stage[4];
   float* ptr[4] = {nullptr, nullptr, nullptr, nullptr};
+  bool zeroed[4] = {false, false, false, false};  // staged as zeros without a read
   SignalPtr read;
 };
 
@@ -306,12 +307,17 @@ Result<std::shared_ptr<Zero3Engine::OptGroup>> Zero3Engine::StageOptGroup(int g)
     if (og->ptr[s]) continue;
     ZINF_ASSIGN_OR_RETURN(og->stage[s], pool_->AllocBuffer(bytes));
     og->ptr[s] = og->stage[s].as<float>();
+    if (s >= 2 && adam_step_ == 1) {  // the first step's m and v are zeros: nothing to read
+      std::memset(og->ptr[s], 0, bytes);
+      og->zeroed[s] = true;
+      continue;
+    }
     any = true;
   }
   if (!any) return og;
   og->read = nvme_lane_->Submit([this, og, g, bytes, tiers]() -> Status {
     for (int s = 0; s < 4; ++s) {
-      if (!og->stage[s]) continue;
+      if (!og->stage[s] || og->zeroed[s]) continue;
       ZINF_RETURN_IF_ERROR(tiers[s]->Read(g, og->stage[s].as<float>()));
       if (tiers[s]->tier() == Tier::kNvme) Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
     }
@@ -380,6 +386,10 @@ ShardTier* StateTier(ShardState s, ShardTier* params, ShardTier* m, ShardTier* v
 
 Status Zero3Engine::ReadState(int group, ShardState state, float* out) {
   const size_t bytes = shards_[static_cast<size_t>(group)].shard * sizeof(float);
+  if (state != ShardState::kParams && adam_step_ == 0) {  // before the first step: zeros (never written)
+    std::memset(out, 0, bytes);
+    return Status::Ok();
+  }
   ZINF_ASSIGN_OR_RETURN(PinnedBuffer stage, pool_->AllocBuffer(bytes));
   ZINF_RETURN_IF_ERROR(StateTier(state, params_.get(), adam_m_.get(), adam_v_.get())->Read(group, stage.as<float>()));
   std::memcpy(out, stage.data(), bytes);

@@ -107,7 +107,7 @@ class NvmeTier final : public ShardTier {
       t->bytes_ += static_cast<double>(e->padded_bytes);
       t->names_.push_back(std::move(name));
     }
-    // Every extent starts as zeros (Adam m and v start there; the space is really taken).
+    if (!o.nvme_zero_fill) return std::unique_ptr<ShardTier>(std::move(t));
     size_t max_bytes = 4096;
     for (const GroupShard& s : shards) max_bytes = std::max(max_bytes, s.shard * sizeof(float));
     std::unique_ptr<void, decltype(&std::free)> zero(std::aligned_alloc(4096, max_bytes), &std::free);

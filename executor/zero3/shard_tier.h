@@ -35,11 +35,14 @@ struct ShardTierOptions {
   int rank = 0;
   NvmeStore* nvme = nullptr;     // the rank's swap file (NVMe tiers); shared by the tiers
   std::mutex* nvme_mu = nullptr; // guards it: NvmeStore has one owner at a time
+  bool nvme_zero_fill = false;   // write zeros into every NVMe extent at creation (else an
+                                 // extent must be written before it is read)
 };
 
 // Creates the tier for `tier` over `shards` (one per group). Device tiers allocate from the
 // backend's arena; host tiers from 4096-aligned host memory; NVMe tiers allocate extents
-// "<kind>/<group>" in the rank's NvmeStore (one swap file per rank, checksummed).
+// "<kind>/<group>" in the rank's NvmeStore (one swap file per rank, checksummed). Device
+// and host shards start as zeros.
 Result<std::unique_ptr<ShardTier>> MakeShardTier(Tier tier, const std::vector<GroupShard>& shards, Backend* backend,
                                                  const ShardTierOptions& o);
 

@@ -29,6 +29,16 @@ void Summarise(RunSummary& s) {
   }
 }
 
+NvmeBound NvmeBoundPerStep(const RunSummary& s) {
+  NvmeBound b;
+  if (s.steps.empty()) return b;
+  const double n = static_cast<double>(s.steps.size());
+  b.read_bytes = s.io.nvme_read_bytes / n;
+  b.write_bytes = s.io.nvme_write_bytes / n;
+  if (s.nvme_read_bw > 0 && s.nvme_write_bw > 0) b.bound_s = b.read_bytes / s.nvme_read_bw + b.write_bytes / s.nvme_write_bw;
+  return b;
+}
+
 std::string MetricsCsv(const RunSummary& s) {
   std::string out = "step,loss,step_s,fwd_bwd_s,drain_s,optimizer_s,tokens_per_s\n";
   for (const StepResult& r : s.steps)
@@ -81,6 +91,16 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
   y.Key("d2h", s.io.d2h_bytes);
   y.Key("network", s.io.network_bytes);
   y.End();
+  const NvmeBound nb = NvmeBoundPerStep(s);
+  if (nb.bound_s > 0) {
+    y.Begin("nvme_bound");
+    y.Comment("one step's NVMe bytes at the profile's measured read and write bandwidths");
+    y.Key("read_bytes_per_step", nb.read_bytes);
+    y.Key("write_bytes_per_step", nb.write_bytes);
+    y.Key("bound_s", nb.bound_s);
+    y.Key("step_over_bound", s.measured_step_s / nb.bound_s);
+    y.End();
+  }
   y.Begin("lane_busy_s");
   y.Key("nvme_read", s.io.nvme_busy_s);
   y.Key("h2d", s.io.h2d_busy_s);
@@ -158,6 +178,12 @@ Status WriteRunReport(const RunSummary& s, const Plan& plan, const std::string& 
       {"network", FormatBytes(s.io.network_bytes)},
       {"compute blocked waiting for params", FormatSeconds(s.io.wait_s)},
   });
+  const NvmeBound nb = NvmeBoundPerStep(s);
+  if (nb.bound_s > 0)
+    page.Paragraph(fmt::format("NVMe bound: {} read + {} written per step at the profile's {} read / {} write is {}; "
+                               "the measured step is {:.2f}x that.", FormatBytes(nb.read_bytes), FormatBytes(nb.write_bytes),
+                               FormatBandwidth(s.nvme_read_bw), FormatBandwidth(s.nvme_write_bw), FormatSeconds(nb.bound_s),
+                               s.measured_step_s / nb.bound_s));
   page.Link("measured trace (trace.json)", "trace.json");
   return page.Write(path);
 }

@@ -21,7 +21,15 @@ struct RunSummary {
   double host_bytes = 0;         // per rank: host tiers + pinned staging + host checkpoints
   double nvme_bytes = 0;         // per rank
   Zero3Stats io;
+  double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
 };
+
+// The NVMe bound of one step: its bytes read and written (mean over the run's steps) at the
+// profile's measured bandwidths, added (one drive serves both directions). 0 when unknown.
+struct NvmeBound {
+  double read_bytes = 0, write_bytes = 0, bound_s = 0;
+};
+NvmeBound NvmeBoundPerStep(const RunSummary& s);
 
 void Summarise(RunSummary& s);  // fills the measured means from steps
 std::string MetricsCsv(const RunSummary& s);

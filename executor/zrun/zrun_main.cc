@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/file_util.h"
+#include "core/hw_profile.h"
 #include "core/process_env.h"
 #include "core/units.h"
 #include "executor/comm/loopback_comm.h"
@@ -149,6 +150,11 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.host_bytes = t.engine().host_bytes() + t.activation_host_bytes();
   sum.nvme_bytes = t.engine().nvme_bytes();
   sum.io = t.engine().stats();
+  if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {  // each rank's share of the node's drive
+    const double g = static_cast<double>(plan.knobs.gpus_per_node);
+    sum.nvme_read_bw = hw->nvme_read_bw_node > 0 ? hw->nvme_read_bw_node / g : hw->nvme_read_bw;
+    sum.nvme_write_bw = hw->nvme_write_bw_node > 0 ? hw->nvme_write_bw_node / g : hw->nvme_write_bw;
+  }
   const std::string suffix = rank == 0 ? "" : fmt::format("-rank{}", rank);
   ZINF_RETURN_IF_ERROR(trace.Write(a.out + "/trace" + suffix + ".json"));
   if (rank != 0) return Status::Ok();
@@ -162,6 +168,10 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   std::printf("  peak device %s (budget %s, predicted %s), host %s, nvme %s\n", FormatBytes(sum.device_peak_bytes).c_str(),
               FormatBytes(plan.knobs.device_budget_bytes).c_str(), FormatBytes(plan.prediction.device_bytes).c_str(),
               FormatBytes(sum.host_bytes).c_str(), FormatBytes(sum.nvme_bytes).c_str());
+  if (const NvmeBound nb = NvmeBoundPerStep(sum); nb.bound_s > 0)
+    std::printf("  nvme %s read + %s written per step: bound %s at the profile's bandwidths; step/bound %.2f\n",
+                FormatBytes(nb.read_bytes).c_str(), FormatBytes(nb.write_bytes).c_str(), FormatSeconds(nb.bound_s).c_str(),
+                sum.measured_step_s / nb.bound_s);
   std::printf("  wrote %s/{metrics.csv, summary.yaml, report.html, trace.json}\n", a.out.c_str());
   return Status::Ok();
 }

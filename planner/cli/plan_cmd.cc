@@ -21,6 +21,9 @@ struct PlanArgs {
   std::vector<std::string> strategies;
   bool no_tiling = false;
   bool no_prefetch = false;
+  int64_t tile = 0;
+  int64_t ckpt_interval = -1;
+  std::string ckpt_tier;
 };
 
 std::string Describe(const PlanKnobs& k) {
@@ -38,6 +41,9 @@ int RunPlan(const PlanArgs& a) {
   o.top_k = a.top;
   o.search_tiling = !a.no_tiling;
   o.search_prefetch = !a.no_prefetch;
+  o.tile_factor = a.tile;
+  o.ckpt_interval = a.ckpt_interval;
+  o.ckpt_tier = a.ckpt_tier;
   auto t0 = std::chrono::steady_clock::now();
   Result<SearchResult> r = SearchPlans(in->model, in->hw, o);
   if (!r.ok()) return Fail(r.status());
@@ -78,6 +84,13 @@ void RegisterPlan(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("--strategy", args->strategies, "restrict placements (repeatable): none, opt:host, opt:nvme, params+opt:host, params+opt:nvme, all:nvme");
   cmd->add_flag("--no-tiling", args->no_tiling, "do not search the tiling factor (1)");
   cmd->add_flag("--no-prefetch-search", args->no_prefetch, "do not search prefetch depths (3/2/1)");
+  cmd->add_option("--tile", args->tile, "only this tiling factor of the big linears (default: searched)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  cmd->add_option("--ckpt-interval", args->ckpt_interval,
+                  "only this activation-checkpoint interval in layers; 0: no checkpoints (default: searched)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  cmd->add_option("--ckpt-tier", args->ckpt_tier, "only activation checkpoints on this tier (default: searched)")
+      ->check(CLI::IsMember({"device", "host"}));
   cmd->callback([args, set_rc] { set_rc(RunPlan(*args)); });
 }
 

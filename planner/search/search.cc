@@ -100,7 +100,12 @@ Result<SearchResult> SearchPlans(const ModelSpec& m, const HwProfile& hw, const 
   }
   std::vector<int64_t> cis = {0};
   for (int64_t c : PowersOfTwoUpTo(m.n_layer)) cis.push_back(c);
+  if (o.ckpt_interval >= 0) cis = {o.ckpt_interval};
   std::vector<int64_t> tiles = o.search_tiling ? std::vector<int64_t>{1, 2, 4, 8, 16} : std::vector<int64_t>{1};
+  if (o.tile_factor > 0) tiles = {o.tile_factor};
+  std::vector<Tier> ckpt_tiers = {Tier::kDevice, Tier::kHost};
+  if (o.ckpt_tier == "device") ckpt_tiers = {Tier::kDevice};
+  if (o.ckpt_tier == "host") ckpt_tiers = {Tier::kHost};
   std::vector<int64_t> nvme_depths = o.search_prefetch ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{3};
   std::vector<int64_t> h2d_depths = o.search_prefetch ? std::vector<int64_t>{1, 2, 3} : std::vector<int64_t>{2};
   std::vector<int64_t> ag_depths = o.search_prefetch ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1};
@@ -112,8 +117,8 @@ Result<SearchResult> SearchPlans(const ModelSpec& m, const HwProfile& hw, const 
   for (const Strategy& st : strategies) {
     for (int64_t mb : mbs) {
       for (int64_t ci : cis) {
-        for (Tier ct : {Tier::kDevice, Tier::kHost}) {
-          if (ci == 0 && ct == Tier::kHost) continue;
+        for (Tier ct : ckpt_tiers) {
+          if (ci == 0 && ct != ckpt_tiers.front()) continue;
           for (int64_t t : tiles) {
             for (int64_t nd : nvme_depths) {
               if (st.placement.params != Tier::kNvme && nd != nvme_depths.front()) continue;

@@ -39,6 +39,9 @@ struct SearchOptions {
   double nvme_budget_bytes = 0;
   bool search_tiling = true;
   bool search_prefetch = true;
+  int64_t tile_factor = 0;         // > 0: only this tiling factor
+  int64_t ckpt_interval = -1;      // >= 0: only this checkpoint interval (0: no checkpoints)
+  std::string ckpt_tier;           // "device" / "host": only checkpoints there; "" searched
   int top_k = 10;
 };
 

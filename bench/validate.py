@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""Measured vs predicted across a matrix of configurations on this machine.
+
+Each configuration is planned by `zplan plan` from this machine's measured profile (with the
+knobs the configuration fixes), executed by `zrun` (under mpirun for several ranks), and its
+measured step time and peak memory per tier compared with the plan's prediction.
+
+Usage: bench/validate.py [--build DIR] [--hw PROFILE] [--only NAME,...] [--steps N] [--out DIR]
+Prints one row per configuration and the mean and max absolute step-time error; writes
+OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
+within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# name, model, strategy, ranks, micro_batch, ckpt_interval, ckpt_tier, tile, steps
+CONFIGS = [
+    ("small-none-r1", "small", "none", 1, 8, 0, "device", 1, 8),
+    ("small-opthost-r1", "small", "opt:host", 1, 8, 0, "device", 1, 8),
+    ("small-nvme-r1", "small", "params+opt:nvme", 1, 8, 0, "device", 1, 8),
+    ("small-none-r4", "small", "none", 4, 2, 0, "device", 1, 8),
+    ("small-nvme-ckhost-r4", "small", "params+opt:nvme", 4, 2, 1, "host", 1, 8),
+    ("medium-host-ckhost-r1", "cpu-medium", "params+opt:host", 1, 4, 2, "host", 1, 5),
+    ("medium-nvme-tile2-r1", "cpu-medium", "params+opt:nvme", 1, 4, 0, "device", 2, 5),
+    ("medium-allnvme-r1", "cpu-medium", "all:nvme", 1, 2, 0, "device", 1, 5),
+    ("medium-opthost-ck-r4", "cpu-medium", "opt:host", 4, 1, 2, "device", 1, 5),
+    ("medium-none-tile2-ck-r1", "cpu-medium", "none", 1, 4, 4, "device", 2, 5),
+]
+
+
+def section(text, name):
+    m = re.search(rf"^{name}:\n((?:  .*\n)+)", text, re.M)
+    return {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.eE+]+)$", m.group(1), re.M)} if m else {}
+
+
+def plan_prediction(plan_text):
+    m = re.search(r"^prediction:\n((?:  .*\n)+)", plan_text, re.M)
+    return {k: v for k, v in re.findall(r"^  (\w+): (\S+)$", m.group(1), re.M)}
+
+
+def err(measured, predicted):
+    return 100.0 * (measured - predicted) / predicted if predicted > 0 else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
+    ap.add_argument("--hw", default="hwprofiles/cpu-2core.yaml")
+    ap.add_argument("--only", default="", help="comma-separated configuration names")
+    ap.add_argument("--steps", type=int, default=0, help="override the steps per configuration")
+    ap.add_argument("--out", default="validate-out")
+    ap.add_argument("--nvme-dir", default="/tmp/zinf-validate-nvme")
+    args = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    zplan = os.path.join(args.build, "planner", "zplan")
+    zrun = os.path.join(args.build, "executor", "zrun", "zrun")
+    for exe in (zplan, zrun):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"validate: {exe} not found (build first: bash scripts/build.sh, or pass --build)")
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.nvme_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="zinf-validate.")
+    corpus = os.path.join(work, "corpus.txt")
+    with open(corpus, "w") as f:
+        for d in ("docs", "."):
+            for name in sorted(os.listdir(os.path.join(root, d))):
+                if name.endswith(".md"):
+                    f.write(open(os.path.join(root, d, name)).read())
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    only = set(filter(None, args.only.split(",")))
+    rows = []
+    try:
+        for name, model, strategy, ranks, mb, ci, ct, tile, steps in CONFIGS:
+            if only and name not in only:
+                continue
+            steps = args.steps or steps
+            pdir, rdir = os.path.join(work, name, "plan"), os.path.join(args.out, name)
+            cmd = [zplan, "plan", "--model", model, "--hw", args.hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
+                   "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
+                   "--nvme-dir", args.nvme_dir, "--out", pdir]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+            run = [zrun, "--plan", os.path.join(pdir, "plan.yaml"), "--data", corpus, "--steps", str(steps),
+                   "--out", rdir, "--quiet"]
+            if ranks > 1:
+                run = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + run
+            t0 = time.time()
+            subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
+            shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
+            summary = open(os.path.join(rdir, "summary.yaml")).read()
+            pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
+            st, mem = section(summary, "step_time_s"), section(summary, "memory_bytes")
+            # zrun reports memory per rank; the plan's host and NVMe figures are per node.
+            row = {
+                "config": name, "model": model, "strategy": strategy, "ranks": ranks, "micro_batch": mb,
+                "ckpt": f"{ci}({ct})" if ci else "0", "tile": tile,
+                "predicted_s": st["predicted"], "measured_s": st["measured"],
+                "error_pct": err(st["measured"], st["predicted"]),
+                "device_pred": mem["device_predicted"], "device_meas": mem["device_peak"],
+                "host_pred": float(pred["host_bytes"]), "host_meas": mem["host"] * ranks,
+                "nvme_pred": float(pred["nvme_bytes"]), "nvme_meas": mem["nvme"] * ranks,
+                "wall_s": time.time() - t0,
+            }
+            for tier in ("device", "host", "nvme"):
+                p, m = row[f"{tier}_pred"], row[f"{tier}_meas"]
+                row[f"{tier}_err_pct"] = err(m, p) if p > 0 else (0.0 if m == 0 else float("nan"))
+            rows.append(row)
+            print(f"{name:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
+                  f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
+                  f"nvme {row['nvme_err_pct']:+6.1f}%", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if not rows:
+        sys.exit("validate: no configuration matched --only")
+    errs = [abs(r["error_pct"]) for r in rows]
+    mean, worst = sum(errs) / len(errs), max(errs)
+    print(f"\n{len(rows)} configurations: mean |error| {mean:.1f}%, max {worst:.1f}% (targets: mean < 5%, max < 10%)")
+    with open(os.path.join(args.out, "validate.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out, "validate.md"), "w") as f:
+        f.write("| config | ranks | predicted s | measured s | error | device | host | nvme |\n|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} | {r['error_pct']:+.1f}% | "
+                    f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% |\n")
+        f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
