@@ -447,7 +447,7 @@ Zero3Stats Zero3Engine::stats() const {
 }
 
 double Zero3Engine::host_bytes() const {
-  double b = static_cast<double>(pool_->peak_bytes());
+  double b = static_cast<double>(pool_->capacity_bytes());  // pinned whether used or not
   for (const ShardTier* t : {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()})
     if (t->tier() == Tier::kHost) b += t->bytes();
   return b;

@@ -98,7 +98,7 @@ class Zero3Engine final : public ParamProvider {
 
   const std::vector<GroupShard>& shards() const { return shards_; }
   Zero3Stats stats() const;
-  double host_bytes() const;   // host tiers + pinned pool peak
+  double host_bytes() const;   // host tiers + the pinned pool's capacity
   double nvme_bytes() const;
   uint64_t pinned_peak_bytes() const { return pool_->peak_bytes(); }
 

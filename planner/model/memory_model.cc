@@ -27,6 +27,33 @@ double OptimizerExtraNvmeReadBytes(const PlanKnobs& k, const StateBytes& sb) {
   return b;
 }
 
+ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
+  ExecutorShards s;
+  const double C = static_cast<double>(m.hidden), t = static_cast<double>(std::max<int64_t>(tile, 1));
+  auto add = [&](double numel, double count) {
+    const double per = std::ceil(numel / static_cast<double>(dp));
+    const double shard = std::max(1.0, std::ceil(per / 1024.0)) * 1024.0;
+    s.total_elems += shard * count;
+    s.max_elems = std::max(s.max_elems, shard);
+  };
+  add(static_cast<double>(m.vocab) * C + static_cast<double>(seq_len) * C, 1);  // wte + wpe
+  const double nl = static_cast<double>(m.n_layer);
+  add(2 * C, 2 * nl);                                  // ln1, ln2
+  add(3 * C / t * C + 3 * C / t, t * nl);              // attn.qkv tiles
+  add(C / t * C + C / t, t * nl);                      // attn.proj tiles
+  add(4 * C / t * C + 4 * C / t, t * nl);              // mlp.fc tiles
+  add(C / t * 4 * C + C / t, t * nl);                  // mlp.proj tiles
+  add(2 * C, 1);                                       // ln_f
+  return s;
+}
+
+double ExecutorPinnedPoolBytes(const ExecutorShards& s, const PlanKnobs& k) {
+  const int64_t da = std::max<int64_t>(0, k.prefetch_allgather), dh = std::max(da, k.prefetch_h2d);
+  const int64_t dn = std::max(dh, k.prefetch_nvme);
+  const double bytes = static_cast<double>(dn + 1 + 2 + 12) * s.max_elems * 4.0 + (1 << 20);
+  return std::ceil(bytes / 4096.0) * 4096.0;
+}
+
 double PaperModelStateBytes(const ModelSpec& m) { return 20.0 * CountParams(m).paper_blocks; }
 
 double PaperCheckpointBytes(const ModelSpec& m, double bsz, double ci) {
@@ -96,13 +123,22 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
 
   // 1. Model states, sharded 1/dp.
   const Placement& pl = k.placement;
-  a.Add(pl.params, sb.param * P / dp * per_tier(pl.params), a.F("parameter shards ({})", k.dtype),
-        shard_formula("param", sb.param, pl.params));
-  a.Add(pl.grads, sb.grad * P / dp * per_tier(pl.grads), a.F("gradient shards ({})", k.dtype),
-        shard_formula("grad", sb.grad, pl.grads));
-  a.Add(pl.optimizer, sb.optimizer * P / dp * per_tier(pl.optimizer),
+  const bool cpu = hw.backend == "cpu";
+  // On the CPU executor every group is sharded and padded on its own (see ExecutorShardElems).
+  const ExecutorShards xs = cpu ? ExecutorShardElems(m, k.seq_len, k.tile_factor, k.dp()) : ExecutorShards{};
+  const double shard_params = cpu ? xs.total_elems : P / dp;
+  auto shard_text = [&](const char* what, double bpp, Tier tier) {
+    return cpu ? a.F("{} B/param x {} padded shard elements (per group: ceil(numel / dp {}) to 1024){}", bpp,
+                     xs.total_elems, dp, tier == Tier::kDevice ? "" : a.F(" x {} GPUs/node", g))
+               : shard_formula(what, bpp, tier);
+  };
+  a.Add(pl.params, sb.param * shard_params * per_tier(pl.params), a.F("parameter shards ({})", k.dtype),
+        shard_text("param", sb.param, pl.params));
+  a.Add(pl.grads, sb.grad * shard_params * per_tier(pl.grads), a.F("gradient shards ({})", k.dtype),
+        shard_text("grad", sb.grad, pl.grads));
+  a.Add(pl.optimizer, sb.optimizer * shard_params * per_tier(pl.optimizer),
         k.accounting == "paper" ? "optimizer states (fp32 master, grad, m, v)" : "optimizer states (fp32 master, m, v)",
-        shard_formula("optimizer", sb.optimizer, pl.optimizer));
+        shard_text("optimizer", sb.optimizer, pl.optimizer));
 
   // 2. Model-state working memory: the largest op's gathered params + grads (tiled linears / t).
   const double op_params = std::max(ops.largest_linear / t, ops.embedding);
@@ -157,6 +193,12 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
   }
 
   // 4. Host buffers (pinned): staging and NVMe swap buffers, per GPU x GPUs/node.
+  if (cpu) {  // the CPU executor's one pinned pool per rank serves every transfer
+    a.Add(Tier::kHost, ExecutorPinnedPoolBytes(xs, k) * g, "pinned staging pool (executor)",
+          a.F("(prefetch depth {} + 15) x largest shard {} floats x 4 B + 1 MiB, x {} GPUs/node",
+              std::max({k.prefetch_nvme, k.prefetch_h2d, k.prefetch_allgather}), xs.max_elems, g));
+    return a.est;
+  }
   const bool any_offload = pl.params != Tier::kDevice || pl.grads != Tier::kDevice ||
                            pl.optimizer != Tier::kDevice || k.ckpt_tier == Tier::kHost;
   if (any_offload) a.Add(Tier::kHost, k.staging_bytes * g, "pinned staging buffers", "buffers.staging x GPUs/node");

@@ -23,6 +23,20 @@ StateBytes StateBytesFor(const std::string& dtype, const std::string& accounting
 // gradients when they live there, and the params when they live there and are their own
 // fp32 master (dtype fp32).
 double OptimizerExtraNvmeReadBytes(const PlanKnobs& k, const StateBytes& sb);
+
+// zinf's CPU executor shards every parameter group separately (executor/zero3/shard_layout.h:
+// ceil(numel / dp) rounded up to 1024 floats per rank), groups as in
+// executor/model/param_groups.cc (embed, per layer ln1, qkv x tile, proj x tile, ln2, fc x tile,
+// mlp.proj x tile, then ln_f). Elements per rank, summed over groups, and the largest shard.
+struct ExecutorShards {
+  double total_elems = 0;
+  double max_elems = 0;
+};
+ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp);
+// The executor's pinned staging pool per rank (Zero3Engine::Setup): NVMe reads in flight
+// (prefetch depth + 1), a grad read-modify-write (2) and the optimizer pipeline (3 groups x 4
+// states), each one largest shard, plus 1 MiB.
+double ExecutorPinnedPoolBytes(const ExecutorShards& s, const PlanKnobs& k);
 double DtypeBytes(const std::string& dtype);
 
 struct MemoryEstimate {

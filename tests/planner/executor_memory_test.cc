@@ -5,6 +5,8 @@
 #include "executor/backend/cpu/cpu_backend.h"
 #include "executor/model/activation_store.h"
 #include "executor/model/gpt.h"
+#include "executor/model/param_groups.h"
+#include "executor/zero3/shard_layout.h"
 #include "planner/model/memory_model.h"
 
 namespace zinf {
@@ -48,6 +50,29 @@ TEST(ExecutorMemory, PlannerMatchesGptAllocation) {
       k.ckpt_interval = ci;
       double predicted = Executor(EstimateMemory(m, hw, k));
       EXPECT_NEAR(predicted, real, 0.02 * real) << "ci " << ci << " batch " << batch;
+    }
+  }
+}
+
+TEST(ExecutorMemory, PlannerMirrorsTheShardLayout) {
+  for (int tile : {1, 2, 4}) {
+    for (int dp : {1, 3, 4}) {
+      GptConfig cfg{256, 32, 3, 64, 4, tile};
+      auto layout = BuildGptParamLayout(cfg).value();
+      double total = 0, largest = 0;
+      for (const ParamGroup& g : layout.groups) {
+        const GroupShard s = MakeGroupShard(g.numel, dp);
+        total += static_cast<double>(s.shard);
+        largest = std::max(largest, static_cast<double>(s.shard));
+      }
+      ModelSpec m;
+      m.n_layer = cfg.n_layer;
+      m.hidden = cfg.n_embd;
+      m.n_head = cfg.n_head;
+      m.vocab = cfg.vocab;
+      const ExecutorShards x = ExecutorShardElems(m, cfg.seq_len, tile, dp);
+      EXPECT_EQ(x.total_elems, total) << "tile " << tile << " dp " << dp;
+      EXPECT_EQ(x.max_elems, largest) << "tile " << tile << " dp " << dp;
     }
   }
 }
