@@ -6,6 +6,11 @@
 
 namespace zinf {
 
+double CpuRankShare(const HwProfile& hw, const PlanKnobs& k) {
+  if (hw.backend != "cpu" || k.gpus_per_node <= hw.gpus_per_node || k.gpus_per_node <= 0) return 1.0;
+  return static_cast<double>(hw.gpus_per_node) / static_cast<double>(k.gpus_per_node);
+}
+
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names) {
   auto name = [&](const char* what, int layer) { return with_names ? fmt::format("h{}.{}", layer, what) : std::string(); };
   const double bs = static_cast<double>(k.micro_batch * k.seq_len);
@@ -21,6 +26,9 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
     return flop / hw.GemmRate(flop);
   };
   std::vector<Op> ops;
+  // CPU backend: the profile measured the whole CPU as its device(s); more ranks per node
+  // than that share its cores, each at its share of the rate.
+  const double share = CpuRankShare(hw, k);
   ops.reserve(static_cast<size_t>(m.n_layer) * (3 + 4 * static_cast<size_t>(tiles)) + 2);
   const double pos = m.position == "learned" ? s * h : 0.0;
   ops.push_back({"embed", -1, V * h + pos, bs * h * w * 3 / std::max(hw.memory_bw, 1.0), false});
@@ -57,6 +65,8 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   }
   // Tied LM head gathers the embedding again; an untied head has its own weight.
   ops.push_back({"head", -1, V * h + norm_params, gemm_s(bs, h, V) + 4 * bs * V * 4 / ew_bw, false});
+  if (share < 1.0)
+    for (Op& op : ops) op.fwd_s /= share;
   return ops;
 }
 

@@ -22,6 +22,9 @@ struct Op {
 };
 
 // with_names=false leaves Op::name empty (hot paths).
+// The fraction of the profiled device one rank gets: 1 on GPUs; on the CPU backend, where the
+// profile measured the whole CPU, hw.gpus_per_node / ranks per node when more ranks share it.
+double CpuRankShare(const HwProfile& hw, const PlanKnobs& k);
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names = true);
 
 }  // namespace zinf
