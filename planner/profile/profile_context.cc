@@ -78,7 +78,8 @@ std::string ProfileContext::Today() const {
 std::vector<Probe> AllProbes() {
   // Collectives first: under mpirun the other ranks wait in them (within their timeout).
   return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
-          {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam}};
+          {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam},
+          {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
 }
 
 Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
