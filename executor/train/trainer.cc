@@ -58,6 +58,7 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const Plan& plan, Comm* comm, c
   zo.io.block_size_bytes = static_cast<uint64_t>(k.nvme_block_size);
   zo.io.queue_depth = static_cast<uint32_t>(k.nvme_queue_depth);
   zo.nvme_faults = o.nvme_faults;
+  zo.grad_bucket_bytes = k.reduce_bucket_bytes;
   ZINF_ASSIGN_OR_RETURN(TokenDataset d, TokenDataset::Open(o.data_path, cfg.vocab, cfg.seq_len));
   t->data_ = std::make_unique<TokenDataset>(std::move(d));
   ZINF_ASSIGN_OR_RETURN(t->engine_, Zero3Engine::Create(t->gpt_->groups(), t->gpt_->StepSchedule(), t->backend_.get(), comm, zo));

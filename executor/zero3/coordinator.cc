@@ -217,6 +217,20 @@ Status Zero3Engine::ReleaseGrad(int group) {
   auto buf = std::make_shared<DeviceBuffer>(std::move(it->second));
   grad_bufs_.erase(it);
   const GroupShard sh = shards_[static_cast<size_t>(group)];
+  // Back-pressure: at most the bucket's bytes of gradients wait on the device (the lane runs
+  // its jobs in order, so the oldest finishes first).
+  const size_t bytes = sh.padded * sizeof(float);
+  const size_t bucket = o_.grad_bucket_bytes > 0 ? static_cast<size_t>(o_.grad_bucket_bytes) : max_shard_ * ranks_ * sizeof(float);
+  if (!grad_inflight_.empty() && grad_inflight_bytes_ + bytes > bucket) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (!grad_inflight_.empty() && grad_inflight_bytes_ + bytes > bucket) {
+      Status st = grad_inflight_.front().first->Wait();
+      grad_inflight_bytes_ -= grad_inflight_.front().second;
+      grad_inflight_.pop_front();
+      ZINF_RETURN_IF_ERROR(st);
+    }
+    Count(&Zero3Stats::wait_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   const float scale = grad_scale_;
   // The step's first contribution to a group overwrites its shard (no zeroing pass, no
   // read-back from NVMe); later ones (tied embedding, grad accumulation) add to it.
@@ -253,6 +267,8 @@ Status Zero3Engine::ReleaseGrad(int group) {
     }
     return Status::Ok();
   }, trace_ ? groups_[static_cast<size_t>(group)].name + " reduce-scatter" : std::string()));
+  grad_inflight_.emplace_back(pending_.back(), bytes);
+  grad_inflight_bytes_ += bytes;
   return Status::Ok();
 }
 
@@ -271,6 +287,8 @@ Status Zero3Engine::FinishBackward() {
     if (st.ok() && !r.ok()) st = r;
   }
   pending_.clear();
+  grad_inflight_.clear();
+  grad_inflight_bytes_ = 0;
   nvme_lane_->Drain();
   h2d_lane_->Drain();
   comm_lane_->Drain();

@@ -18,6 +18,7 @@
 // losses are bitwise identical whatever the placement.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <memory>
@@ -45,6 +46,10 @@ struct Zero3Options {
   size_t optimizer_chunk_params = 1 << 20;
   size_t pinned_bytes = 0;  // host staging pool; 0 -> derived from the largest shard and depths
   std::optional<FaultSpec> nvme_faults;  // tests: inject faults into the NVMe store
+  // Gradient bytes on the device waiting for their reduce-scatter / offload (the plan's
+  // reduce bucket): ReleaseGrad blocks while more are in flight, so a slow offload path
+  // cannot pile gradient buffers up in the arena. 0: one largest group.
+  double grad_bucket_bytes = 0;
 };
 
 // The per-rank state a checkpoint holds for each group: fp32 params (the master copy) and
@@ -131,6 +136,8 @@ class Zero3Engine final : public ParamProvider {
   std::map<int, DeviceBuffer> grad_bufs_;         // group -> gathered grad buffer in flight
   std::vector<SignalPtr> pending_;                // grad reductions in flight
   std::vector<bool> grad_written_;                // per group: this step's grads exist
+  std::deque<std::pair<SignalPtr, size_t>> grad_inflight_;  // reductions not yet done, bytes
+  size_t grad_inflight_bytes_ = 0;
   float grad_scale_ = 1.0f;
   int64_t adam_step_ = 0;
   Status first_error_;
