@@ -20,7 +20,10 @@ namespace zinf {
 
 // Parse a YAML/JSON file. Missing file -> NotFound, syntax error -> InvalidArgument with
 // line and column, empty file -> InvalidArgument.
+// A directory -> InvalidArgument; control characters (binary files) -> InvalidArgument.
 Result<YAML::Node> LoadYamlFile(const std::string& path);
+// The same checks and parse for text already in memory; `path` names it in messages.
+Result<YAML::Node> ParseYamlText(const std::string& text, const std::string& path);
 
 class FieldReader {
  public:

@@ -31,17 +31,22 @@ ParamCounts CountParams(const ModelSpec& m) {
   return c;
 }
 
-Status ValidateModelSpec(const ModelSpec& m, const std::string& file) {
+Status ValidateModelSpec(const ModelSpec& m, const std::string& file, const std::string& key_prefix) {
   auto bad = [&](const std::string& key, const std::string& what) {
-    return InvalidArgument(fmt::format("{}: key '{}': {}", file, key, what));
+    return InvalidArgument(fmt::format("{}: key '{}{}': {}", file, key_prefix, key, what));
   };
   if (m.n_layer <= 0) return bad("n_layer", "must be > 0");
   if (m.hidden <= 0) return bad("hidden", "must be > 0");
   if (m.n_head <= 0) return bad("n_head", "must be > 0");
   if (m.hidden % m.n_head != 0)
-    return bad("hidden", fmt::format("{} is not divisible by n_head {}", m.hidden, m.n_head));
+    return bad("hidden", fmt::format("{} is not divisible by n_head {}; must be a multiple of n_head", m.hidden,
+                                     m.n_head));
   if (m.n_kv_head <= 0 || m.n_head % m.n_kv_head != 0)
-    return bad("n_kv_head", fmt::format("{} must divide n_head {}", m.n_kv_head, m.n_head));
+    return bad("n_kv_head", fmt::format("{} must divide n_head {} (allowed: a divisor of n_head)", m.n_kv_head, m.n_head));
+  if (m.ffn_hidden <= 0) return bad("ffn_hidden", "must be > 0");
+  if (m.vocab <= 0) return bad("vocab", "must be > 0");
+  if (m.seq_len <= 0 || m.seq_len > (int64_t{1} << 22))
+    return bad("seq_len", fmt::format("{} is out of range; allowed: 1 .. {}", m.seq_len, int64_t{1} << 22));
   if (m.family == "gpt" && m.mlp != "gelu")
     return bad("mlp", "family gpt uses mlp: gelu");
   return Status::Ok();
@@ -82,8 +87,26 @@ namespace {
 Result<ModelSpec> ReadHfConfig(FieldReader& r, const std::string& path) {
   ModelSpec m;
   std::string type = r.String("model_type", std::string(""));
+  if (r.failed()) return r.Finish();
   m.source = "Hugging Face config " + path;
-  if (type == "gpt2" || r.Has("n_embd")) {
+  // A model_type that is given decides; only a config without one is recognised by its keys
+  // (a "bert" config with num_hidden_layers is not a LLaMA).
+  const bool known_type = type == "gpt2" || type == "llama" || type == "mistral";
+  if (!type.empty() && !known_type) {
+    return InvalidArgument(fmt::format(
+        "{}: key 'model_type': '{}' is not supported; allowed: gpt2, llama, mistral (or a zinf model YAML)",
+        path, type.size() > 80 ? type.substr(0, 80) + "..." : type));
+  }
+  // Cross-field checks with the file's own key names.
+  auto check_heads = [&](const char* hidden_key, const char* heads_key, const char* kv_key) {
+    if (r.failed()) return;
+    if (m.hidden % m.n_head != 0)
+      r.Fail(hidden_key, fmt::format("{} is not divisible by n_head {} ('{}'); must be a multiple of it", m.hidden,
+                                     m.n_head, heads_key));
+    else if (kv_key != nullptr && m.n_head % m.n_kv_head != 0)
+      r.Fail(kv_key, fmt::format("{} must divide {} {} (allowed: a divisor of it)", m.n_kv_head, heads_key, m.n_head));
+  };
+  if (type == "gpt2" || (type.empty() && r.Has("n_embd"))) {
     m.family = "gpt";
     m.name = r.String("_name_or_path", std::string("gpt2"));
     m.n_layer = r.Int("n_layer", 1, 100000);
@@ -98,7 +121,8 @@ Result<ModelSpec> ReadHfConfig(FieldReader& r, const std::string& path) {
     m.position = "learned";
     m.bias = true;
     m.tied_embeddings = r.Bool("tie_word_embeddings", true);
-  } else if (type == "llama" || type == "mistral" || r.Has("num_hidden_layers")) {
+    check_heads("n_embd", "n_head", nullptr);
+  } else if (type == "llama" || type == "mistral" || (type.empty() && r.Has("num_hidden_layers"))) {
     m.family = "llama";
     m.name = r.String("_name_or_path", type.empty() ? std::string("llama") : type);
     m.n_layer = r.Int("num_hidden_layers", 1, 100000);
@@ -116,6 +140,7 @@ Result<ModelSpec> ReadHfConfig(FieldReader& r, const std::string& path) {
     m.position = "rope";
     m.bias = r.Bool("attention_bias", false) || r.Bool("mlp_bias", false);
     m.tied_embeddings = r.Bool("tie_word_embeddings", false);
+    check_heads("hidden_size", "num_attention_heads", "num_key_value_heads");
   } else {
     return InvalidArgument(fmt::format(
         "{}: key 'model_type': '{}' is not supported; allowed: gpt2, llama, mistral (or a zinf model YAML)",
@@ -133,6 +158,9 @@ Result<ModelSpec> LoadModelSpec(const std::string& path, int64_t seq_len_overrid
   FieldReader r(node, path, "", /*lenient=*/hf);
   Result<ModelSpec> m = hf ? ReadHfConfig(r, path) : ReadModelSpec(r);
   if (!m.ok()) return m.status();
+  if (seq_len_override < 0 || seq_len_override > (int64_t{1} << 22))
+    return InvalidArgument(fmt::format("{}: sequence length override {} is out of range; allowed: 1 .. {}", path,
+                                       seq_len_override, int64_t{1} << 22));
   if (seq_len_override > 0) m->seq_len = seq_len_override;
   ZINF_RETURN_IF_ERROR(ValidateModelSpec(*m, path));
   return m;

@@ -43,8 +43,9 @@ struct ParamCounts {
 
 ParamCounts CountParams(const ModelSpec& m);
 
-// Checks cross-field constraints; `file` is used in messages.
-Status ValidateModelSpec(const ModelSpec& m, const std::string& file);
+// Checks cross-field constraints; `file` and `key_prefix` ("model." inside a plan) are used in
+// messages.
+Status ValidateModelSpec(const ModelSpec& m, const std::string& file, const std::string& key_prefix = "");
 
 // Reads a zinf model YAML or (by content: has "model_type" or "architectures") an HF config.
 // seq_len_override > 0 replaces the file's training sequence length.

@@ -45,7 +45,7 @@ Result<Plan> LoadPlan(const std::string& path) {
   Result<ModelSpec> m = ReadModelSpec(mr);
   if (!m.ok()) return m.status();
   p.model = *m;
-  ZINF_RETURN_IF_ERROR(ValidateModelSpec(p.model, path + " (model)"));
+  ZINF_RETURN_IF_ERROR(ValidateModelSpec(p.model, path, "model."));
   FieldReader hw = r.Map("hardware");
   p.hw_name = hw.String("name");
   p.hw_path = hw.String("path", std::string(""));
@@ -59,6 +59,9 @@ Result<Plan> LoadPlan(const std::string& path) {
   k.micro_batch = t.Int("micro_batch", 1, 1 << 20);
   k.grad_accum = t.Int("grad_accum", 1, 1 << 20, 1);
   k.seq_len = t.Int("seq_len", 1, 1 << 22, p.model.seq_len);
+  if (p.model.position == "learned" && k.seq_len > p.model.seq_len)
+    t.Fail("seq_len", fmt::format("{} exceeds the model's learned position table (model.seq_len {}); allowed: 1 .. {}",
+                                  k.seq_len, p.model.seq_len, p.model.seq_len));
   k.dtype = t.Enum("dtype", {"fp16", "bf16", "fp32"}, std::string("fp16"));
   k.accounting = t.Enum("accounting", {"zero", "paper"}, std::string("zero"));
   FieldReader pl = r.Map("placement");
@@ -83,6 +86,7 @@ Result<Plan> LoadPlan(const std::string& path) {
   k.optimizer_chunk_params = bf.Int("optimizer_chunk_params", 0, int64_t{1} << 50, 0);
   FieldReader nv = r.Map("nvme", true);
   k.nvme_dir = nv.String("dir", std::string("/tmp/zinf-nvme"));
+  if (k.nvme_dir.empty()) nv.Fail("dir", "must be a non-empty directory path");
   k.nvme_block_size = nv.Int("block_size", 4096, int64_t{1} << 30, int64_t{1} << 20);
   k.nvme_queue_depth = nv.Int("queue_depth", 1, 4096, 8);
   if (k.nvme_block_size % 4096 != 0) nv.Fail("block_size", "must be a multiple of 4096");

@@ -47,7 +47,12 @@ Status ErrnoStatus(int err, std::string_view what, const char* file, int line) {
     case ENOSPC: return NoSpace(std::move(msg));
     case ENOENT: return NotFound(std::move(msg));
     case ENOMEM: return OutOfMemory(std::move(msg));
-    case EINVAL: return InvalidArgument(std::move(msg));
+    case EINVAL:
+    // A path that names the wrong kind of thing ("/etc/passwd/x", a directory given as a file,
+    // an over-long name) is bad input, not an I/O failure.
+    case ENOTDIR:
+    case EISDIR:
+    case ENAMETOOLONG: return InvalidArgument(std::move(msg));
     default: return IoError(std::move(msg));
   }
 }

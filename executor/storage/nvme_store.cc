@@ -28,10 +28,14 @@ Result<std::unique_ptr<NvmeStore>> NvmeStore::Create(const NvmeStoreOptions& opt
   struct stat st;
   if (::stat(options.dir.c_str(), &st) != 0) {
     int err = errno;
-    if (err == ENOENT) return NotFound(fmt::format("nvme dir '{}' does not exist", options.dir));
-    return ErrnoStatus(err, fmt::format("nvme dir '{}'", options.dir), __FILE__, __LINE__);
+    if (err == ENOENT)
+      return NotFound(fmt::format("nvme dir '{}' does not exist; allowed: an existing, writable directory", options.dir));
+    return ErrnoStatus(err, fmt::format("nvme dir '{}' (allowed: an existing, writable directory)", options.dir),
+                       __FILE__, __LINE__);
   }
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("nvme dir '{}' is not a directory", options.dir));
+  if (!S_ISDIR(st.st_mode))
+    return InvalidArgument(
+        fmt::format("nvme dir '{}' is not a directory; allowed: an existing, writable directory", options.dir));
 
   uint64_t capacity = options.capacity_bytes ? options.capacity_bytes : (1ull << 62);
   std::unique_ptr<NvmeStore> s(new NvmeStore(options, SwapPath(options.dir, options.rank), capacity));

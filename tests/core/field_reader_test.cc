@@ -171,7 +171,7 @@ TEST(FieldReader, WrongTypes) {
   {
     FieldReader r = Reader("v: twelve\n");
     r.Int("v", 0, 10);
-    ExpectContains(FinishMessage(r), {"key 'v'", "must be an integer"});
+    ExpectContains(FinishMessage(r), {"key 'v'", "'twelve' is not an integer", "allowed: 0 .. 10"});
   }
   {
     FieldReader r = Reader("v: maybe\n");

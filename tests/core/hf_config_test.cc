@@ -125,7 +125,7 @@ TEST(HfConfig, Rejected) {
             "is not divisible by n_head 3");
   ExpectBad(dir.Write("gqa.json", R"({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
     "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 688, "vocab_size": 1000})"),
-            "key 'n_kv_head'");
+            "key 'num_key_value_heads'");
   ExpectBad(dir.Write("neg.json", R"({"model_type": "gpt2", "n_layer": -2, "n_embd": 64, "n_head": 4,
     "vocab_size": 256})"),
             "key 'n_layer'");

@@ -267,7 +267,7 @@ TEST_F(BadPlan, OtherBadValues) {
   Expect({"factor: 4", "factor: 0", "key 'tiling.factor'"});
   Expect({"nvme_depth: 5", "nvme_depth: 100", "key 'prefetch.nvme_depth'"});
   Expect({"efficiency: 0.8125", "efficiency: 1.5", "key 'prediction.efficiency'"});
-  Expect({"hidden: 8192", "hidden: 8190", "(model): key 'hidden': 8190 is not divisible by n_head 64"});
+  Expect({"hidden: 8192", "hidden: 8190", "key 'model.hidden': 8190 is not divisible by n_head 64"});
   Expect({"budgets:\n  device: ", "budgets:\n  device: 12 parsecs\n  old: ", "key 'budgets.device': '12 parsecs'"});
   Expect({"  compute: 10.5\n", "  compute: [1]\n", "key 'prediction.busy_s.compute': must be a number"});
   Expect({"busy_s:\n", "busy_s: [1, 2]\n  old_busy:\n", "key 'prediction.busy_s': must be a mapping"});
