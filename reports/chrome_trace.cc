@@ -119,7 +119,21 @@ void ChromeTraceWriter::Instant(std::string name, std::string cat, double ts_us,
 
 void ChromeTraceWriter::Add(TraceEvent event) {
   std::lock_guard lock(mu_);
+  if (max_events_ > 0 && events_.size() >= max_events_) {
+    ++dropped_;
+    return;
+  }
   events_.push_back(std::move(event));
+}
+
+void ChromeTraceWriter::SetMaxEvents(size_t n) {
+  std::lock_guard lock(mu_);
+  max_events_ = n;
+}
+
+size_t ChromeTraceWriter::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
 }
 
 double ChromeTraceWriter::NowUs() const {

@@ -54,6 +54,9 @@ class ChromeTraceWriter {
   void Instant(std::string name, std::string cat, double ts_us, int64_t pid, int64_t tid,
                TraceArgs args = {});
   void Add(TraceEvent event);
+  // At most n events are kept (0: no limit); later ones are counted in dropped().
+  void SetMaxEvents(size_t n);
+  size_t dropped() const;
 
   // Microseconds since this writer was constructed (steady clock), for measured traces.
   double NowUs() const;
@@ -72,6 +75,7 @@ class ChromeTraceWriter {
   std::map<int64_t, std::string> process_names_;
   std::map<std::string, std::string> other_;
   std::vector<TraceEvent> events_;
+  size_t max_events_ = 0, dropped_ = 0;
 };
 
 // Records a complete event from construction to destruction (measured phases).

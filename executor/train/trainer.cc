@@ -87,6 +87,7 @@ Result<StepResult> Trainer::Step(int64_t step) {
   const PlanKnobs& k = plan_.knobs;
   const int R = comm_->size();
   auto t0 = Clock::now();
+  const Zero3Stats io0 = engine_->stats();
   ZINF_RETURN_IF_ERROR(engine_->BeginStep(1.0f / static_cast<float>(R * k.grad_accum)));
   double loss_sum = 0;
   for (int64_t micro = 0; micro < k.grad_accum; ++micro) {
@@ -117,6 +118,9 @@ Result<StepResult> Trainer::Step(int64_t step) {
   r.optimizer_s = std::chrono::duration<double>(t3 - t2).count();
   r.step_s = std::chrono::duration<double>(t3 - t0).count();
   r.tokens_per_s = static_cast<double>(k.micro_batch * k.seq_len * k.grad_accum * R) / r.step_s;
+  const Zero3Stats io1 = engine_->stats();
+  r.nvme_read_bytes = io1.nvme_read_bytes - io0.nvme_read_bytes;
+  r.nvme_write_bytes = io1.nvme_write_bytes - io0.nvme_write_bytes;
   return r;
 }
 

@@ -37,6 +37,7 @@ struct StepResult {
   double drain_s = 0;           // waiting for the last reductions
   double optimizer_s = 0;
   double tokens_per_s = 0;      // whole job
+  double nvme_read_bytes = 0, nvme_write_bytes = 0;  // this rank's, this step
 };
 
 class Trainer {

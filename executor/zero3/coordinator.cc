@@ -443,13 +443,13 @@ void Zero3Engine::Count(double Zero3Stats::*field, double v) const {
 void Zero3Engine::SetTrace(reports::ChromeTraceWriter* trace, int64_t pid) {
   trace_ = trace;
   trace_pid_ = pid;
+  nvme_lane_->SetTrace(trace, pid, 1);
+  h2d_lane_->SetTrace(trace, pid, 2);
+  comm_lane_->SetTrace(trace, pid, 3);
   if (!trace) return;
   trace->SetProcessName(pid, "rank " + std::to_string(pid));
   trace->SetThreadName(pid, 0, "compute");
   trace->SetThreadName(pid, 4, "cpu_optimizer");
-  nvme_lane_->SetTrace(trace, pid, 1);
-  h2d_lane_->SetTrace(trace, pid, 2);
-  comm_lane_->SetTrace(trace, pid, 3);
 }
 
 Zero3Stats Zero3Engine::stats() const {

@@ -87,7 +87,8 @@ class Zero3Engine final : public ParamProvider {
   Status ReleaseGrad(int group) override;
 
   // Records every op (compute track), lane job and optimizer group into `trace` under
-  // process `pid` (the rank), in the simulator's resource names.
+  // process `pid` (the rank), in the simulator's resource names. nullptr stops recording
+  // (between steps).
   void SetTrace(reports::ChromeTraceWriter* trace, int64_t pid);
 
   // Tests and checkpoints: this rank's shard of group g (params or grads) on the host.

@@ -32,9 +32,15 @@ void Summarise(RunSummary& s) {
 NvmeBound NvmeBoundPerStep(const RunSummary& s) {
   NvmeBound b;
   if (s.steps.empty()) return b;
-  const double n = static_cast<double>(s.steps.size());
-  b.read_bytes = s.io.nvme_read_bytes / n;
-  b.write_bytes = s.io.nvme_write_bytes / n;
+  // The same steps as measured_step_s: after the first (whose optimizer reads no m and v).
+  const size_t first = s.steps.size() > 1 ? 1 : 0;
+  for (size_t i = first; i < s.steps.size(); ++i) {
+    b.read_bytes += s.steps[i].nvme_read_bytes;
+    b.write_bytes += s.steps[i].nvme_write_bytes;
+  }
+  const double n = static_cast<double>(s.steps.size() - first);
+  b.read_bytes /= n;
+  b.write_bytes /= n;
   if (s.nvme_read_bw > 0 && s.nvme_write_bw > 0) b.bound_s = b.read_bytes / s.nvme_read_bw + b.write_bytes / s.nvme_write_bw;
   return b;
 }

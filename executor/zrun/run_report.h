@@ -24,7 +24,8 @@ struct RunSummary {
   double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
 };
 
-// The NVMe bound of one step: its bytes read and written (mean over the run's steps) at the
+// The NVMe bound of one step: its bytes read and written (mean over the steps after the first,
+// like measured_step_s) at the
 // profile's measured bandwidths, added (one drive serves both directions). 0 when unknown.
 struct NvmeBound {
   double read_bytes = 0, write_bytes = 0, bound_s = 0;

@@ -39,11 +39,20 @@ struct Args {
   std::string checkpoint_dir, resume, export_safetensors;
   int64_t checkpoint_every = 0;
   int keep_checkpoints = 2;
+  int64_t trace_steps = 10;
   double comm_timeout_s = 600;
 };
 
 volatile std::sig_atomic_t g_stop_signal = 0;
-void OnStopSignal(int sig) { g_stop_signal = sig; }
+// The first SIGINT/SIGTERM stops after the current step (checkpointed); a second one ends
+// the process at once with the signal's default action.
+void OnStopSignal(int sig) {
+  if (g_stop_signal) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+  g_stop_signal = sig;
+}
 
 // Rows of an earlier run's metrics.csv for steps before `first_step` (a resumed run keeps
 // them and appends its own).
@@ -89,7 +98,8 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   reports::ChromeTraceWriter trace;
   trace.SetMetadata("source", "measured");
   trace.SetMetadata("plan", plan_path);
-  t.engine().SetTrace(&trace, rank);
+  trace.SetMaxEvents(size_t{2} << 20);  // ~0.3 GB at most, whatever the plan
+  if (a.trace_steps > 0) t.engine().SetTrace(&trace, rank);
   RunSummary sum;
   sum.plan_path = plan_path;
   sum.data_path = a.data;
@@ -107,7 +117,8 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   for (int64_t s = t.start_step(); s < a.steps; ++s) {
     const double ts = trace.NowUs();
     ZINF_ASSIGN_OR_RETURN(StepResult r, t.Step(s));
-    trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
+    if (s - t.start_step() < a.trace_steps) trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
+    if (s - t.start_step() + 1 == a.trace_steps) t.engine().SetTrace(nullptr, rank);  // the trace stays bounded
     sum.steps.push_back(r);
     done = s + 1;
     if (rank == 0) {
@@ -156,6 +167,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     sum.nvme_write_bw = hw->nvme_write_bw_node > 0 ? hw->nvme_write_bw_node / g : hw->nvme_write_bw;
   }
   const std::string suffix = rank == 0 ? "" : fmt::format("-rank{}", rank);
+  if (trace.dropped() > 0) trace.SetMetadata("dropped_events", std::to_string(trace.dropped()));
   ZINF_RETURN_IF_ERROR(trace.Write(a.out + "/trace" + suffix + ".json"));
   if (rank != 0) return Status::Ok();
   ZINF_RETURN_IF_ERROR(WriteFileAtomic(a.out + "/summary.yaml", SummaryYaml(sum, plan)));
@@ -192,7 +204,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", a.threads, "compute threads per rank (default: cores / ranks)");
   app.add_option("--nvme-dir", a.nvme_dir, "override the plan's NVMe directory");
   app.add_option("--checkpoint-dir", a.checkpoint_dir,
-                 "write checkpoints here (every --checkpoint-every steps, at the end, and on SIGINT/SIGTERM)");
+                 "write checkpoints here (every --checkpoint-every steps, at the end, and on SIGINT/SIGTERM: the first signal stops "
+                 "after the current step, a second one at once)");
   app.add_option("--checkpoint-every", a.checkpoint_every, "steps between checkpoints (0: only at the end)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--keep-checkpoints", a.keep_checkpoints, "complete checkpoints kept (older ones are deleted; 0: all)")
@@ -203,6 +216,8 @@ int main(int argc, char** argv) {
   app.add_option("--export-safetensors", a.export_safetensors, "write the consolidated fp32 weights here at the end");
   app.add_option("--comm-timeout", a.comm_timeout_s,
                  "seconds a collective may wait for the other ranks before the run stops with an error (0: forever)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--trace-steps", a.trace_steps, "steps recorded in trace.json (the first ones; bounds its size)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", a.quiet, "no progress line");
   app.add_flag("--allow-backend-mismatch", a.allow_backend_mismatch, "run a plan made for another backend on the CPU backend");
