@@ -65,6 +65,10 @@ double HwProfile::GemmRate(double flop) const {
   return Interpolate(gemm_curve, flop, achievable_flops);
 }
 
+double HwProfile::AttentionRate(double flop) const {
+  return attention_curve.empty() ? 0.0 : Interpolate(attention_curve, flop, 0.0);
+}
+
 double HwProfile::AllgatherBusBw(double bytes) const {
   if (!allgather_curve.empty() && bytes < allgather_curve.front().x)
     return allgather_curve.front().y * std::max(bytes / allgather_curve.front().x, 1e-3);
@@ -83,7 +87,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 }
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
-  static const std::vector<std::string> keys = {"device.gemm_curve_bf16"};
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.attention_curve", "device.op_overhead_s"};
   return keys;
 }
 
@@ -109,6 +113,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.memory_bw = d.Bandwidth("memory_bw", 1e6, kMaxBw);
   hw.gemm_curve = ReadCurve(d, "gemm_curve");
   hw.gemm_curve_bf16 = ReadCurve(d, "gemm_curve_bf16");
+  hw.attention_curve = ReadCurve(d, "attention_curve");
+  hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
   if (hw.achievable_flops > hw.peak_flops * 1.0001)
     d.Fail("achievable_flops", "must not exceed device.peak_flops");
   FieldReader b = r.Map("bandwidth");
@@ -172,6 +178,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("memory_bw", hw.memory_bw);
   WriteCurve(y, "gemm_curve", hw.gemm_curve);
   WriteCurve(y, "gemm_curve_bf16", hw.gemm_curve_bf16);
+  WriteCurve(y, "attention_curve", hw.attention_curve);
+  if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
   y.End();
   y.Begin("bandwidth");
   y.Key("h2d", hw.h2d_bw);

@@ -37,6 +37,15 @@ struct HwProfile {
   // Optional: the same curve in bf16 where the profile measured it (informational on the CPU
   // backend, which trains in fp32).
   std::vector<CurvePoint> gemm_curve_bf16;
+  // Optional: causal attention (QK^T, softmax, AV) of the executor's kernel, keyed by one
+  // head's forward FLOPs (4 T^2 hd): forward FLOPs (4 B H T^2 hd) / (forward + backward
+  // time) x 3, i.e. the rate that gives the measured forward + backward time under the
+  // model's backward = 2 x forward.
+  // Empty: attention is costed as GEMMs at gemm_curve plus its softmax at memory_bw.
+  std::vector<CurvePoint> attention_curve;
+  // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
+  // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
+  double op_overhead_s = 0;
   // bandwidth, bytes/s, per GPU with all GPUs active
   double h2d_bw = 0, d2h_bw = 0;
   double h2d_bw_alone = 0, d2h_bw_alone = 0;
@@ -57,6 +66,8 @@ struct HwProfile {
 
   // Achieved FLOP/s for one GEMM of `flop` FLOPs (log-linear interpolation of the curve).
   double GemmRate(double flop) const;
+  // Effective attention rate for heads of `head_flop` forward FLOPs; 0 without a curve.
+  double AttentionRate(double flop) const;
   // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).
   double AllgatherBusBw(double bytes) const;
 };

@@ -51,8 +51,11 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
     ops.push_back({name("ln1", l), l, norm_params, 4 * bs * h * w / ew_bw, true, true});
     linear(l, "attn.qkv", h, h + 2 * kv, 0);
     const double att_flop = 2.0 * s * hdim * s;
-    const double att_s = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop / hw.GemmRate(att_flop) +
-                         (3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w + 4 * bs * h * w) / ew_bw;
+    const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;
+    const double att_rate = hw.AttentionRate(2.0 * att_flop);  // measured kernel (by one head's size), where profiled
+    const double att_s = att_rate > 0 ? att_fwd_flop / att_rate
+                                      : att_fwd_flop / hw.GemmRate(att_flop) +
+                                            (3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w + 4 * bs * h * w) / ew_bw;
     ops.push_back({name("attn.core", l), l, 0, att_s, true});
     linear(l, "attn.proj", h, h, 2 * bs * h * w / ew_bw);
     ops.push_back({name("ln2", l), l, norm_params, 4 * bs * h * w / ew_bw, true});
@@ -65,6 +68,11 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   }
   // Tied LM head gathers the embedding again; an untied head has its own weight.
   ops.push_back({"head", -1, V * h + norm_params, gemm_s(bs, h, V) + 4 * bs * V * 4 / ew_bw, false});
+  // Measured per-op overhead of the executor (profile), for ops that are executor ops
+  // (attention runs inside the layer's ops there).
+  if (hw.op_overhead_s > 0)
+    for (Op& op : ops)
+      if (op.params > 0) op.fwd_s += hw.op_overhead_s;
   if (share < 1.0)
     for (Op& op : ops) op.fwd_s /= share;
   return ops;

@@ -78,6 +78,84 @@ Status ProbeGemmBf16(ProfileContext& ctx, HwProfile& hw) {
   return Status::Ok();
 }
 
+// The executor's causal attention (AttentionFwd + AttentionBwd) over transformer shapes: the
+// forward FLOPs 4 B H T^2 hd against forward + backward time, stored as the rate that makes
+// fwd + 2 x fwd equal the measured time (the model's backward = 2 x forward), keyed by one
+// head's forward FLOPs 4 T^2 hd (the size of the matrices the kernel works on).
+Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
+  struct AttShape {
+    int B, T, C, H;
+  };
+  const bool quick = ctx.options().quick;
+  // Per-head sizes from tiny to GPT-2 scale, each with B x H >= 8 (rows for every thread).
+  const std::vector<AttShape> shapes = quick ? std::vector<AttShape>{{8, 128, 128, 4}, {4, 256, 512, 8}}
+                                             : std::vector<AttShape>{{4, 32, 128, 4},  {8, 64, 256, 4},  {8, 128, 128, 4},
+                                                                     {4, 256, 256, 8}, {4, 256, 512, 8}, {2, 512, 768, 12},
+                                                                     {1, 1024, 1024, 16}};
+  size_t max_bytes = 0;
+  for (const AttShape& a : shapes) {
+    const size_t n = static_cast<size_t>(a.B) * a.T;
+    max_bytes = std::max(max_bytes, 4 * (n * 3 * a.C * 2 + n * a.C * 2 + static_cast<size_t>(a.B) * a.H * a.T * a.T));
+  }
+  ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(max_bytes * 2 + (64u << 20), ctx.options().threads));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<CurvePoint> curve;
+  for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+    const AttShape& a = shapes[si];
+    const size_t n = static_cast<size_t>(a.B) * a.T;
+    std::vector<float> qkv(n * 3 * a.C), dout(n * a.C);
+    for (auto& x : qkv) x = u(rng);
+    for (auto& x : dout) x = u(rng);
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dq, be->AllocBuffer(qkv.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dd, be->AllocBuffer(dout.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer out, be->AllocBuffer(n * a.C * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer probs, be->AllocBuffer(static_cast<size_t>(a.B) * a.H * a.T * a.T * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dqkv, be->AllocBuffer(qkv.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer ws, be->AllocBuffer(std::max<size_t>(4, be->AttentionWorkspaceBytes(a.B, a.T, a.C, a.H))));
+    ZINF_RETURN_IF_ERROR(be->CopyH2D(dq.data(), qkv.data(), qkv.size() * 4));
+    ZINF_RETURN_IF_ERROR(be->CopyH2D(dd.data(), dout.data(), dout.size() * 4));
+    auto run = [&] {
+      be->AttentionFwd(dq.as<float>(), out.as<float>(), probs.as<float>(), a.B, a.T, a.C, a.H);
+      be->AttentionBwd(dd.as<float>(), dq.as<float>(), probs.as<float>(), dqkv.as<float>(), ws.as<float>(), a.B, a.T, a.C,
+                       a.H);
+    };
+    run();
+    std::vector<double> times;
+    double total = 0;
+    while ((total < (quick ? 0.05 : 0.2) || times.size() < 5) && times.size() < 2000) {
+      auto t0 = std::chrono::steady_clock::now();
+      run();
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      times.push_back(dt);
+      total += dt;
+    }
+    std::vector<float> check(dqkv.bytes() / 4);
+    ZINF_RETURN_IF_ERROR(be->CopyD2H(check.data(), dqkv.data(), check.size() * 4));
+    for (float x : check)
+      if (!std::isfinite(x)) return Internal(fmt::format("attention probe: non-finite gradient at B {} T {} C {}", a.B, a.T, a.C));
+    std::sort(times.begin(), times.end());
+    const double hd = static_cast<double>(a.C) / a.H;
+    const double fwd_flop = 4.0 * a.B * a.H * static_cast<double>(a.T) * a.T * hd;
+    const double rate = 3.0 * fwd_flop / times[times.size() / 2];
+    curve.push_back({4.0 * static_cast<double>(a.T) * a.T * hd, rate});  // keyed by one head's forward FLOPs
+    ctx.Progress("gemm", fmt::format("attention {}/{}: B {} T {} C {} H {}: {} effective", si + 1, shapes.size(), a.B, a.T,
+                                     a.C, a.H, FormatFlops(rate)));
+  }
+  std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
+  std::vector<CurvePoint> merged;
+  for (const CurvePoint& p : curve) {
+    if (!merged.empty() && merged.back().x == p.x) merged.back().y = 0.5 * (merged.back().y + p.y);
+    else merged.push_back(p);
+  }
+  hw.attention_curve = merged;
+  hw.provenance["device.attention_curve"] = fmt::format(
+      "measured: {}, Backend::AttentionFwd + AttentionBwd (CPU backend, fp32), {} shapes, {} threads; x = one head's "
+      "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), median of timed runs",
+      ctx.Today(), merged.size(), be->threads());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
@@ -132,6 +210,7 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} {}", si + 1, shapes.size(), s.m, s.k, s.n, FormatFlops(rate)));
   }
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
+  ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
   std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
   // Merge equal sizes (keep the mean) so x is strictly increasing.
   std::vector<CurvePoint> merged;

@@ -79,6 +79,7 @@ std::vector<Probe> AllProbes() {
   // Collectives first: under mpirun the other ranks wait in them (within their timeout).
   return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
           {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam},
+          {"overhead", ProbeOpOverhead},
           {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
 }
 
