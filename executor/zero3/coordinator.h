@@ -112,6 +112,12 @@ class Zero3Engine final : public ParamProvider {
   struct OpFetch;
   struct OptGroup;
   Result<std::shared_ptr<OptGroup>> StageOptGroup(int g);
+  struct NvmeXfer {
+    const std::string* name;
+    void* buf;
+    bool write;
+  };
+  Status NvmeBatch(const std::vector<NvmeXfer>& xfers);
   Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* backend, Comm* comm,
               const Zero3Options& o);
   Status Setup();

@@ -93,6 +93,7 @@ class NvmeTier final : public ShardTier {
     return store_->Write(names_[static_cast<size_t>(g)], buf);
   }
   double bytes() const override { return bytes_; }
+  const std::string* NvmeExtent(int g) const override { return &names_[static_cast<size_t>(g)]; }
 
   static Result<std::unique_ptr<ShardTier>> Create(const std::vector<GroupShard>& shards, const ShardTierOptions& o) {
     if (!o.nvme) return Internal("NVMe tier without an NvmeStore");

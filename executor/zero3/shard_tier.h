@@ -28,6 +28,8 @@ class ShardTier {
   virtual Status Read(int group, float* buf) = 0;
   virtual Status Write(int group, const float* buf) = 0;
   virtual double bytes() const = 0;  // bytes this tier holds
+  // NVMe tiers: the store's extent name of group g's shard (for batched async I/O); else null.
+  virtual const std::string* NvmeExtent(int group) const { return nullptr; }
 };
 
 struct ShardTierOptions {
