@@ -22,11 +22,11 @@ import time
 
 # name, model, strategy, ranks, micro_batch, ckpt_interval, ckpt_tier, tile, steps
 CONFIGS = [
-    ("small-none-r1", "small", "none", 1, 8, 0, "device", 1, 8),
-    ("small-opthost-r1", "small", "opt:host", 1, 8, 0, "device", 1, 8),
-    ("small-nvme-r1", "small", "params+opt:nvme", 1, 8, 0, "device", 1, 8),
-    ("small-none-r4", "small", "none", 4, 2, 0, "device", 1, 8),
-    ("small-nvme-ckhost-r4", "small", "params+opt:nvme", 4, 2, 1, "host", 1, 8),
+    ("small-none-r1", "small", "none", 1, 8, 0, "device", 1, 20),
+    ("small-opthost-r1", "small", "opt:host", 1, 8, 0, "device", 1, 20),
+    ("small-nvme-r1", "small", "params+opt:nvme", 1, 8, 0, "device", 1, 20),
+    ("small-none-r4", "small", "none", 4, 2, 0, "device", 1, 20),
+    ("small-nvme-ckhost-r4", "small", "params+opt:nvme", 4, 2, 1, "host", 1, 20),
     ("medium-host-ckhost-r1", "cpu-medium", "params+opt:host", 1, 4, 2, "host", 1, 5),
     ("medium-nvme-tile2-r1", "cpu-medium", "params+opt:nvme", 1, 4, 0, "device", 2, 5),
     ("medium-allnvme-r1", "cpu-medium", "all:nvme", 1, 2, 0, "device", 1, 5),
