@@ -190,6 +190,12 @@ TEST(Checkpoint, NvmeFaultsStopTrainingAndTheCheckpointSurvives) {
     ASSERT_TRUE(again.ok()) << c.what << ": " << again.status().ToString();
     EXPECT_EQ(*again, std::vector<double>(full->begin() + 2, full->end())) << c.what;
   }
+  // Short reads and writes are resumed by the request engine: training does not notice.
+  FaultSpec shorts;
+  shorts.short_every = 3;
+  auto s = Train({p, 2, 5, root, "", shorts});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(*s, std::vector<double>(full->begin() + 2, full->end())) << "short transfers";
 }
 
 TEST(Checkpoint, SafetensorsAreIndependentOfTilingAndRanks) {
