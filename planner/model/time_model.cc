@@ -88,7 +88,8 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     fill += CollectiveTime(hw, k, w * P / n_ops);
     return fill;
   }();
-  double overlapped = busy["compute"], serial = 0;
+  // CPU backend: no copy engine, host<->device copies are memcpy on the cores the kernels use.
+  double overlapped = busy["compute"] + (hw.backend == "cpu" ? busy["h2d"] + busy["d2h"] : 0.0), serial = 0;
   auto place = [&](const std::string& res, int64_t depth) {
     if (!busy.count(res)) return;
     if (depth > 0) overlapped = std::max(overlapped, busy[res]);
@@ -100,9 +101,11 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     if (k.prefetch_nvme > 0) overlapped = std::max(overlapped, nvme);
     else serial += nvme;
   }
-  place("h2d", k.prefetch_h2d);
+  if (hw.backend != "cpu") {
+    place("h2d", k.prefetch_h2d);
+    place("d2h", 1);
+  }
   place("network", k.prefetch_allgather);
-  place("d2h", 1);
   const double fwd_bwd = overlapped + serial + fetches * per_op_fill;
 
   // Optimizer step on each rank's shard, after backward.

@@ -23,7 +23,9 @@ struct Dep {
 
 class Graph {
  public:
-  explicit Graph(bool keep) : keep_(keep) {}
+  // copies_on_cores: the CPU backend, where host<->device copies are memcpy on the same cores
+  // as the kernels (no copy engine): they queue with compute.
+  Graph(bool keep, bool copies_on_cores) : keep_(keep), copies_on_cores_(copies_on_cores) {}
 
   // Issues a task: it starts when its resource is free and every dependency is met.
   int Add(Res r, double dur, std::initializer_list<Dep> deps, const char* phase, const std::string& name = {}) {
@@ -55,13 +57,17 @@ class Graph {
   }
   // NVMe reads and writes share one queue: one drive (share) serves both directions, as the
   // executor's single NVMe lane does; busy time is still reported per direction.
-  static int Queue(Res r) { return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r); }
+  int Queue(Res r) const {
+    if (copies_on_cores_ && (r == Res::kH2D || r == Res::kD2H)) return static_cast<int>(Res::kCompute);
+    return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r);
+  }
   double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }
   std::vector<SimTask>& tasks() { return tasks_; }
   const std::array<double, kNumRes>& busy() const { return busy_; }
 
  private:
   bool keep_;
+  bool copies_on_cores_;
   std::vector<SimTask> tasks_;
   std::array<double, kNumRes> free_{};
   std::array<int, kNumRes> last_ = [] {
@@ -140,7 +146,7 @@ class PassBuilder {
 }  // namespace
 
 SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const SimOptions& o) {
-  Graph g(o.keep_tasks);
+  Graph g(o.keep_tasks, hw.backend == "cpu");
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, o.keep_tasks);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
