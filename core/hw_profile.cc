@@ -87,7 +87,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 }
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
-  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.attention_curve", "device.op_overhead_s"};
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.attention_curve", "device.op_overhead_s", "device.gelu_elems_per_s"};
   return keys;
 }
 
@@ -115,6 +115,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.gemm_curve_bf16 = ReadCurve(d, "gemm_curve_bf16");
   hw.attention_curve = ReadCurve(d, "attention_curve");
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
+  hw.gelu_elems_per_s = d.Number("gelu_elems_per_s", 0, 1e15, 0.0);
   if (hw.achievable_flops > hw.peak_flops * 1.0001)
     d.Fail("achievable_flops", "must not exceed device.peak_flops");
   FieldReader b = r.Map("bandwidth");
@@ -180,6 +181,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "gemm_curve_bf16", hw.gemm_curve_bf16);
   WriteCurve(y, "attention_curve", hw.attention_curve);
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
+  if (hw.gelu_elems_per_s > 0) y.Key("gelu_elems_per_s", hw.gelu_elems_per_s);
   y.End();
   y.Begin("bandwidth");
   y.Key("h2d", hw.h2d_bw);

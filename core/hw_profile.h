@@ -46,6 +46,9 @@ struct HwProfile {
   // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
   // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
   double op_overhead_s = 0;
+  // Optional: GELU forward elements/s of the executor's kernel (tanh: compute-bound on CPUs);
+  // 0: costed as a memory pass.
+  double gelu_elems_per_s = 0;
   // bandwidth, bytes/s, per GPU with all GPUs active
   double h2d_bw = 0, d2h_bw = 0;
   double h2d_bw_alone = 0, d2h_bw_alone = 0;

@@ -47,6 +47,16 @@ struct ThreadRendezvous {
     return Status::Ok();
   }
 
+  // A rank's thread failed: its peers' waits end now (like MPI_Abort ending the job).
+  void Break(const std::string& msg) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!broken) {
+      broken = true;
+      broken_msg = msg;
+    }
+    cv.notify_all();
+  }
+
   int n;
   std::mutex mu;
   std::condition_variable cv;
@@ -149,7 +159,10 @@ Status ThreadCommGroup::Run(const std::function<Status(Comm&)>& fn) {
   std::vector<Status> results(comms_.size());
   std::vector<std::thread> threads;
   for (size_t r = 0; r < comms_.size(); ++r) {
-    threads.emplace_back([&, r] { results[r] = fn(*comms_[r]); });
+    threads.emplace_back([&, r] {
+      results[r] = fn(*comms_[r]);
+      if (!results[r].ok()) shared_->Break(fmt::format("rank {} failed: {}", r, results[r].ToString()));
+    });
   }
   for (auto& t : threads) t.join();
   // The root cause first: a rank's own error before the Aborted its peers saw because of it.

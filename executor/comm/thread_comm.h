@@ -45,6 +45,7 @@ class ThreadCommGroup {
   Comm& comm(int rank) { return *comms_[static_cast<size_t>(rank)]; }
   // Runs fn on one thread per rank with that rank's Comm, joins them, and returns the
   // first failure by rank order, preferring a root cause over Aborted (OK if all succeeded).
+  // A rank whose fn fails breaks the group: its peers' collectives end with Aborted.
   Status Run(const std::function<Status(Comm&)>& fn);
 
  private:

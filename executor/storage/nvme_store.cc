@@ -1,6 +1,7 @@
 #include "executor/storage/nvme_store.h"
 
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,26 @@ Result<std::unique_ptr<NvmeStore>> NvmeStore::Create(const NvmeStoreOptions& opt
 
   uint64_t capacity = options.capacity_bytes ? options.capacity_bytes : (1ull << 62);
   std::unique_ptr<NvmeStore> s(new NvmeStore(options, SwapPath(options.dir, options.rank), capacity));
+  if (options.backend != StoreBackend::kMem) {
+    // One owner per swap file: a second job on the same directory and rank would truncate
+    // and overwrite this one's states (found when two test binaries shared /tmp).
+    const std::string lock = s->path_ + ".lock";
+    s->lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (s->lock_fd_ < 0) {
+      const int err = errno;
+      if (err == EACCES || err == EROFS || err == EPERM)
+        return IoError(fmt::format("cannot create the swap file {}: nvme dir '{}' is not writable ({}); allowed: an "
+                                   "existing, writable directory", s->path_, options.dir, std::strerror(err)));
+      return ErrnoStatus(err, fmt::format("nvme swap lock '{}'", lock), __FILE__, __LINE__);
+    }
+    if (::flock(s->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(s->lock_fd_);
+      s->lock_fd_ = -1;
+      return InvalidArgument(fmt::format("nvme swap file '{}' is in use by another process (its lock {} is held); "
+                                         "allowed: an --nvme-dir no other running job uses",
+                                         s->path_, lock));
+    }
+  }
   auto opened = OpenStore(s->path_, options.io, options.backend, pool, /*truncate=*/true);
   if (!opened.ok()) {
     return opened.status().WithContext(fmt::format("nvme swap file for rank {}", options.rank));
@@ -55,6 +76,10 @@ NvmeStore::~NvmeStore() {
   if (storage_) (void)storage_->WaitAll();
   storage_.reset();
   if (!options_.keep_file && options_.backend != StoreBackend::kMem) ::unlink(path_.c_str());
+  if (lock_fd_ >= 0) {
+    ::unlink((path_ + ".lock").c_str());
+    ::close(lock_fd_);
+  }
 }
 
 Result<SwapExtent> NvmeStore::Allocate(const std::string& name, uint64_t bytes) {

@@ -1,7 +1,9 @@
 // NvmeStore: the per-rank swap space of ZeRO-Infinity's NVMe tier.
 //
 // One file per rank, DIR/zinf-rank{r}.swap (created/truncated on Create, removed on
-// destruction), opened through OpenStore (uring -> posix-direct -> posix fallback).
+// destruction), opened through OpenStore (uring -> posix-direct -> posix fallback). A
+// second store on the same file (another job, same directory and rank) is refused: the
+// file is guarded by an exclusive flock on DIR/zinf-rank{r}.swap.lock.
 // Named tensors get extents [offset, offset + padded_bytes) from a first-fit allocator;
 // offsets and padded sizes are multiples of 4096 so O_DIRECT always works. Reads and
 // writes move the whole padded extent: the caller's buffer must hold padded_bytes and,
@@ -100,6 +102,7 @@ class NvmeStore {
 
   NvmeStoreOptions options_;
   std::string path_;
+  int lock_fd_ = -1;  // flock'ed DIR/zinf-rank{r}.swap.lock: one owner per swap file
   std::unique_ptr<Storage> storage_;
   std::string backend_note_;
   RangeAllocator alloc_;

@@ -1,7 +1,8 @@
 // Per-op overhead of the executor: a GPT so small that its kernels do almost no arithmetic,
-// trained through the real model code (ResidentParamProvider), timed per op of its schedule.
-// What it measures is what every op pays besides its arithmetic: kernel dispatch and thread
-// team start-up, the provider's acquire/release, small elementwise passes.
+// trained through the real model code on the real ZeRO-3 engine (one rank, states on the
+// device), timed per op of its schedule. What it measures is what every op pays besides its
+// arithmetic: kernel dispatch and thread team start-up, the engine's acquire/release, the
+// gradient hand-off to the reduce lane, small elementwise passes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +12,8 @@
 
 #include "executor/backend/cpu/cpu_backend.h"
 #include "executor/model/gpt.h"
-#include "executor/model/param_provider.h"
+#include "executor/comm/loopback_comm.h"
+#include "executor/zero3/coordinator.h"
 #include "planner/profile/probes.h"
 
 namespace zinf {
@@ -25,8 +27,6 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
   cfg.n_head = 2;
   ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(64u << 20, ctx.options().threads));
   ZINF_ASSIGN_OR_RETURN(auto gpt, Gpt::Create(cfg, be.get(), nullptr, 0));
-  ZINF_ASSIGN_OR_RETURN(auto params, ResidentParamProvider::Create(be.get(), gpt->groups()));
-  ZINF_RETURN_IF_ERROR(params->Init(1));
   const int batch = 1;
   ZINF_RETURN_IF_ERROR(gpt->Prepare(batch));
   std::vector<int32_t> tokens(static_cast<size_t>(batch * cfg.seq_len)), targets(tokens.size());
@@ -34,13 +34,24 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
     tokens[i] = static_cast<int32_t>(i % 64);
     targets[i] = static_cast<int32_t>((i + 1) % 64);
   }
-  for (int w = 0; w < 3; ++w) ZINF_RETURN_IF_ERROR(gpt->ForwardBackward(*params, tokens.data(), targets.data(), batch).status());
+  LoopbackComm comm;
+  Zero3Options zo;
+  zo.placement = {Tier::kDevice, Tier::kDevice, Tier::kDevice};
+  ZINF_ASSIGN_OR_RETURN(auto params, Zero3Engine::Create(gpt->groups(), gpt->StepSchedule(), be.get(), &comm, zo));
+  ZINF_RETURN_IF_ERROR(params->InitParams(1));
+  auto step = [&]() -> Result<float> {
+    ZINF_RETURN_IF_ERROR(params->BeginStep(1.0f));
+    ZINF_ASSIGN_OR_RETURN(float loss, gpt->ForwardBackward(*params, tokens.data(), targets.data(), 1));
+    ZINF_RETURN_IF_ERROR(params->FinishBackward());
+    return loss;
+  };
+  for (int w = 0; w < 3; ++w) ZINF_RETURN_IF_ERROR(step().status());
   std::vector<double> times;
   double total = 0;
   const double budget = ctx.options().quick ? 0.1 : 0.4;
   while ((total < budget || times.size() < 10) && times.size() < 5000 && !ctx.cancelled()) {
     auto t0 = std::chrono::steady_clock::now();
-    ZINF_ASSIGN_OR_RETURN(float loss, gpt->ForwardBackward(*params, tokens.data(), targets.data(), batch));
+    ZINF_ASSIGN_OR_RETURN(float loss, step());
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!std::isfinite(loss)) return Internal("op overhead probe: non-finite loss");
     times.push_back(dt);
@@ -52,9 +63,34 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
   hw.op_overhead_s = times[times.size() / 2] / (3.0 * fwd_ops);
   hw.provenance["device.op_overhead_s"] = fmt::format(
       "measured: {}, Gpt::ForwardBackward of a {}-layer GPT with hidden {} and {} tokens (no arithmetic to speak of) "
-      "through ResidentParamProvider, {} threads: median step / (3 x {} forward ops)",
+      "on the ZeRO-3 engine (1 rank, states on the device), {} threads: median step / (3 x {} forward ops)",
       ctx.Today(), cfg.n_layer, cfg.n_embd, batch * cfg.seq_len, be->threads(), fwd_ops);
   ctx.Progress("overhead", fmt::format("{:.1f} us per op", hw.op_overhead_s * 1e6));
+  // GELU (tanh approximation) forward over a transformer-sized activation.
+  {
+    const size_t n = 4u << 20;
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer x, be->AllocBuffer(n * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer y, be->AllocBuffer(n * 4));
+    std::vector<float> host(n);
+    for (size_t i = 0; i < n; ++i) host[i] = static_cast<float>((i % 2001) * 0.004 - 4.0);
+    ZINF_RETURN_IF_ERROR(be->CopyH2D(x.data(), host.data(), n * 4));
+    be->GeluFwd(x.as<float>(), y.as<float>(), n);
+    std::vector<double> gt;
+    for (int r = 0; r < (ctx.options().quick ? 5 : 15); ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      be->GeluFwd(x.as<float>(), y.as<float>(), n);
+      gt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(gt.begin(), gt.end());
+    ZINF_RETURN_IF_ERROR(be->CopyD2H(host.data(), y.data(), 4 * 16));
+    const double x0 = -4.0, ref = 0.5 * x0 * (1 + std::tanh(0.7978845608 * (x0 + 0.044715 * x0 * x0 * x0)));
+    if (std::fabs(host[0] - ref) > 1e-4) return Internal(fmt::format("gelu probe: gelu(-4) = {}, expected {}", host[0], ref));
+    hw.gelu_elems_per_s = static_cast<double>(n) / gt[gt.size() / 2];
+    hw.provenance["device.gelu_elems_per_s"] = fmt::format(
+        "measured: {}, Backend::GeluFwd over {} elements, {} threads, median of {} runs", ctx.Today(), n, be->threads(),
+        gt.size());
+    ctx.Progress("overhead", fmt::format("GELU {:.2f} G elements/s", hw.gelu_elems_per_s / 1e9));
+  }
   return Status::Ok();
 }
 

@@ -212,7 +212,9 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   // Optimizer: sub-groups of the shard, pipelined read -> update -> write (+ write-back).
   const double P = CountParams(m).total, shard = P / r.dp;
   if (k.placement.optimizer == Tier::kDevice) {
-    last = g.Add(Res::kCompute, (sb.optimizer * 2 + sb.param * 2 + sb.grad) * shard / bw(hw.memory_bw), {{barrier, false}}, "optimizer", "adam (device)");
+    const double dur = hw.backend == "cpu" ? shard * static_cast<double>(k.gpus_per_node) / bw(hw.cpu_adam_params_per_s)
+                                           : (sb.optimizer * 2 + sb.param * 2 + sb.grad) * shard / bw(hw.memory_bw);
+    last = g.Add(Res::kCompute, dur, {{barrier, false}}, "optimizer", "adam (device)");
   } else {
     const double chunk = k.optimizer_chunk_params > 0 ? static_cast<double>(k.optimizer_chunk_params) : shard;
     const int chunks = static_cast<int>(std::max(1.0, std::ceil(shard / chunk)));

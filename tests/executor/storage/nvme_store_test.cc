@@ -243,3 +243,24 @@ TEST(NvmeStore, AllBackendsByName) {
 
 }  // namespace
 }  // namespace zinf
+
+namespace zinf {
+namespace {
+
+TEST(NvmeStore, ASecondOwnerOfTheSameSwapFileIsRefused) {
+  TempDir dir;
+  auto first = NvmeStore::Create(Opts(dir.path(), 1));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = NvmeStore::Create(Opts(dir.path(), 1));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Mentions(second.status(), "in use by another process")) << second.status().ToString();
+  auto other_rank = NvmeStore::Create(Opts(dir.path(), 2));
+  EXPECT_TRUE(other_rank.ok()) << other_rank.status().ToString();
+  first->reset();
+  auto again = NvmeStore::Create(Opts(dir.path(), 1));
+  EXPECT_TRUE(again.ok()) << "the lock goes with its store: " << again.status().ToString();
+}
+
+}  // namespace
+}  // namespace zinf

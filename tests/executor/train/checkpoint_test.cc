@@ -5,6 +5,8 @@
 // export is independent of tiling and rank count.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -22,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string FreshDir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "zinf_ckpt_" + name;
+  const std::string d = ::testing::TempDir() + "zinf_ckpt_" + std::to_string(::getpid()) + "_" + name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
@@ -12,7 +15,8 @@ namespace zinf {
 
 inline std::string Corpus() {
   static const std::string path = [] {
-    std::string p = ::testing::TempDir() + "zinf_corpus.txt";
+    // Per process: test binaries run in parallel and must not rewrite each other's corpus.
+    std::string p = ::testing::TempDir() + "zinf_corpus_" + std::to_string(::getpid()) + ".txt";
     std::ofstream f(p);
     const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. ", "and ", "then ", "sleeps.\n"};
     uint64_t x = 42;
@@ -47,7 +51,14 @@ inline Plan TinyPlan(const char* params, const char* grads, const char* opt, int
   k.placement = {*ParseTier(params), *ParseTier(grads), *ParseTier(opt)};
   k.ckpt_interval = 0;
   k.device_budget_bytes = 64.0 * (1 << 20);
-  k.nvme_dir = ::testing::TempDir();
+  // One directory per test process: test binaries run in parallel and each rank's swap
+  // file name is fixed within a directory.
+  static const std::string nvme_dir = [] {
+    std::string d = ::testing::TempDir() + "zinf-nvme-" + std::to_string(::getpid());
+    ::mkdir(d.c_str(), 0755);
+    return d;
+  }();
+  k.nvme_dir = nvme_dir;
   k.nvme_block_size = 1 << 16;
   k.nvme_queue_depth = 4;
   return p;
