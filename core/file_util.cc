@@ -30,21 +30,30 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+Status WriteAll(int fd, const void* data, size_t n, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return ErrnoStatus(w < 0 ? errno : EIO, fmt::format("{}: write", path), __FILE__, __LINE__);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& data) {
+  return WriteFileAtomicWith(path, [&](int fd) { return WriteAll(fd, data.data(), data.size(), path); });
+}
+
+Status WriteFileAtomicWith(const std::string& path, const std::function<Status(int fd)>& write) {
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, fmt::format("{}: create", tmp), __FILE__, __LINE__);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : EIO;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoStatus(e, fmt::format("{}: write", path), __FILE__, __LINE__);
-    }
-    off += static_cast<size_t>(n);
+  if (Status st = write(fd); !st.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return st;
   }
   if (::fsync(fd) != 0) {
     int e = errno;

@@ -64,17 +64,9 @@ class CrcWriter {
     return fd_ < 0 ? Errno("cannot create", path) : Status::Ok();
   }
   Status Write(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    crc_ = Crc32c(p, n, crc_);
-    while (n > 0) {
-      ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return Errno("cannot write", path_);
-      if (w == 0) return IoError(fmt::format("cannot write {}: no progress (disk full?)", path_));
-      p += w;
-      n -= static_cast<size_t>(w);
-      bytes_ += static_cast<uint64_t>(w);
-    }
+    crc_ = Crc32c(data, n, crc_);
+    ZINF_RETURN_IF_ERROR(WriteAll(fd_, data, n, path_));
+    bytes_ += n;
     return Status::Ok();
   }
   Status Close() {

@@ -1,13 +1,8 @@
 #include "executor/train/safetensors.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
@@ -40,25 +35,6 @@ std::vector<SafeTensor> LogicalTensors(const std::vector<ParamGroup>& groups,
   return out;
 }
 
-namespace {
-
-Status WriteAll(int fd, const std::string& path, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string m = fmt::format("cannot write {}: {}", path, w < 0 ? std::strerror(errno) : "no progress");
-      return errno == ENOSPC ? NoSpace(m) : IoError(m);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status WriteSafetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
                         const std::map<std::string, std::string>& metadata) {
   nlohmann::json header = nlohmann::json::object();
@@ -74,19 +50,12 @@ Status WriteSafetensors(const std::string& path, const std::vector<SafeTensor>& 
   const uint64_t hlen = h.size();
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(hlen >> (8 * i));
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
-  Status st = WriteAll(fd, tmp, len, 8);
-  if (st.ok()) st = WriteAll(fd, tmp, h.data(), h.size());
-  for (const SafeTensor& t : tensors)
-    if (st.ok()) st = WriteAll(fd, tmp, t.data.data(), t.data.size() * sizeof(float));
-  if (st.ok() && ::fsync(fd) != 0) st = IoError(fmt::format("cannot fsync {}: {}", tmp, std::strerror(errno)));
-  ::close(fd);
-  if (st.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    st = IoError(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno)));
-  if (!st.ok()) std::remove(tmp.c_str());
-  return st;
+  return WriteFileAtomicWith(path, [&](int fd) -> Status {
+    ZINF_RETURN_IF_ERROR(WriteAll(fd, len, 8, path));
+    ZINF_RETURN_IF_ERROR(WriteAll(fd, h.data(), h.size(), path));
+    for (const SafeTensor& t : tensors) ZINF_RETURN_IF_ERROR(WriteAll(fd, t.data.data(), t.data.size() * sizeof(float), path));
+    return Status::Ok();
+  });
 }
 
 Result<std::vector<SafeTensor>> ReadSafetensors(const std::string& path) {
