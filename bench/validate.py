@@ -5,7 +5,12 @@ Each configuration is planned by `zplan plan` from this machine's measured profi
 knobs the configuration fixes), executed by `zrun` (under mpirun for several ranks), and its
 measured step time and peak memory per tier compared with the plan's prediction.
 
-Usage: bench/validate.py [--build DIR] [--hw PROFILE] [--only NAME,...] [--steps N] [--out DIR]
+Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,...] [--steps N]
+                         [--repeat N] [--out DIR]
+--profile measures this machine first (zplan profile, about a minute) and plans from that
+profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
+between sessions, and a profile from another day does not describe it. --repeat runs each
+configuration N times and compares the median, printing the spread so noise shows beside error.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
@@ -57,7 +62,11 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="override the steps per configuration")
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--nvme-dir", default="/tmp/zinf-validate-nvme")
+    ap.add_argument("--profile", action="store_true", help="profile this machine first and plan from it")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per configuration (the median is compared)")
     args = ap.parse_args()
+    if args.repeat < 1:
+        sys.exit("validate: --repeat must be at least 1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     zplan = os.path.join(args.build, "planner", "zplan")
     zrun = os.path.join(args.build, "executor", "zrun", "zrun")
@@ -73,6 +82,11 @@ def main():
             for name in sorted(os.listdir(os.path.join(root, d))):
                 if name.endswith(".md"):
                     f.write(open(os.path.join(root, d, name)).read())
+    if args.profile:
+        args.hw = os.path.join(args.out, "hw-profile.yaml")
+        print(f"validate: profiling this machine into {args.hw} ...", flush=True)
+        subprocess.run([zplan, "profile", "-o", args.hw, "--nvme-dir", args.nvme_dir, "--name", "validate-now"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     only = set(filter(None, args.only.split(",")))
@@ -92,11 +106,16 @@ def main():
             if ranks > 1:
                 run = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + run
             t0 = time.time()
-            subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
+            runs = []
+            for _ in range(args.repeat):
+                subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
+                summary = open(os.path.join(rdir, "summary.yaml")).read()
+                runs.append((section(summary, "step_time_s"), section(summary, "memory_bytes")))
             shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
-            summary = open(os.path.join(rdir, "summary.yaml")).read()
             pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
-            st, mem = section(summary, "step_time_s"), section(summary, "memory_bytes")
+            measured = sorted(r[0]["measured"] for r in runs)
+            st, mem = dict(runs[0][0]), runs[0][1]
+            st["measured"] = measured[len(measured) // 2]
             # zrun reports memory per rank; the plan's host and NVMe figures are per node.
             row = {
                 "config": name, "model": model, "strategy": strategy, "ranks": ranks, "micro_batch": mb,
@@ -106,6 +125,7 @@ def main():
                 "device_pred": mem["device_predicted"], "device_meas": mem["device_peak"],
                 "host_pred": float(pred["host_bytes"]), "host_meas": mem["host"] * ranks,
                 "nvme_pred": float(pred["nvme_bytes"]), "nvme_meas": mem["nvme"] * ranks,
+                "runs": len(runs), "measured_min_s": measured[0], "measured_max_s": measured[-1],
                 "wall_s": time.time() - t0,
             }
             for tier in ("device", "host", "nvme"):
@@ -114,7 +134,8 @@ def main():
             rows.append(row)
             print(f"{name:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
                   f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
-                  f"nvme {row['nvme_err_pct']:+6.1f}%", flush=True)
+                  f"nvme {row['nvme_err_pct']:+6.1f}%"
+                  + (f"   runs {measured[0]:.4f}..{measured[-1]:.4f} s" if len(runs) > 1 else ""), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not rows:
@@ -127,9 +148,9 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(args.out, "validate.md"), "w") as f:
-        f.write("| config | ranks | predicted s | measured s | error | device | host | nvme |\n|---|---|---|---|---|---|---|---|\n")
+        f.write("| config | ranks | predicted s | measured s (runs: min..max) | error | device | host | nvme |\n|---|---|---|---|---|---|---|---|\n")
         for r in rows:
-            f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} | {r['error_pct']:+.1f}% | "
+            f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} ({r['runs']}: {r['measured_min_s']:.4f}..{r['measured_max_s']:.4f}) | {r['error_pct']:+.1f}% | "
                     f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% |\n")
         f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
     return 0
