@@ -20,6 +20,7 @@ import csv
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,12 +58,13 @@ def err(measured, predicted):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
-    ap.add_argument("--hw", default="hwprofiles/cpu-2core.yaml")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--hw", default="hwprofiles/cpu-2core.yaml")
+    src.add_argument("--profile", action="store_true", help="profile this machine first and plan from it")
     ap.add_argument("--only", default="", help="comma-separated configuration names")
     ap.add_argument("--steps", type=int, default=0, help="override the steps per configuration")
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--nvme-dir", default="/tmp/zinf-validate-nvme")
-    ap.add_argument("--profile", action="store_true", help="profile this machine first and plan from it")
     ap.add_argument("--repeat", type=int, default=1, help="runs per configuration (the median is compared)")
     args = ap.parse_args()
     if args.repeat < 1:
@@ -86,7 +88,7 @@ def main():
         args.hw = os.path.join(args.out, "hw-profile.yaml")
         print(f"validate: profiling this machine into {args.hw} ...", flush=True)
         subprocess.run([zplan, "profile", "-o", args.hw, "--nvme-dir", args.nvme_dir, "--name", "validate-now"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL)  # its progress and errors go to stderr
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     only = set(filter(None, args.only.split(",")))
@@ -106,16 +108,16 @@ def main():
             if ranks > 1:
                 run = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + run
             t0 = time.time()
-            runs = []
+            measured = []
             for _ in range(args.repeat):
                 subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
                 summary = open(os.path.join(rdir, "summary.yaml")).read()
-                runs.append((section(summary, "step_time_s"), section(summary, "memory_bytes")))
+                measured.append(section(summary, "step_time_s")["measured"])
+            measured.sort()
             shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
             pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
-            measured = sorted(r[0]["measured"] for r in runs)
-            st, mem = dict(runs[0][0]), runs[0][1]
-            st["measured"] = measured[len(measured) // 2]
+            st, mem = section(summary, "step_time_s"), section(summary, "memory_bytes")
+            st["measured"] = statistics.median(measured)
             # zrun reports memory per rank; the plan's host and NVMe figures are per node.
             row = {
                 "config": name, "model": model, "strategy": strategy, "ranks": ranks, "micro_batch": mb,
@@ -125,7 +127,7 @@ def main():
                 "device_pred": mem["device_predicted"], "device_meas": mem["device_peak"],
                 "host_pred": float(pred["host_bytes"]), "host_meas": mem["host"] * ranks,
                 "nvme_pred": float(pred["nvme_bytes"]), "nvme_meas": mem["nvme"] * ranks,
-                "runs": len(runs), "measured_min_s": measured[0], "measured_max_s": measured[-1],
+                "runs": len(measured), "measured_min_s": measured[0], "measured_max_s": measured[-1],
                 "wall_s": time.time() - t0,
             }
             for tier in ("device", "host", "nvme"):
@@ -135,7 +137,7 @@ def main():
             print(f"{name:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
                   f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
                   f"nvme {row['nvme_err_pct']:+6.1f}%"
-                  + (f"   runs {measured[0]:.4f}..{measured[-1]:.4f} s" if len(runs) > 1 else ""), flush=True)
+                  + (f"   runs {measured[0]:.4f}..{measured[-1]:.4f} s" if len(measured) > 1 else ""), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not rows:
