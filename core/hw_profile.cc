@@ -69,6 +69,14 @@ double HwProfile::AttentionRate(double flop) const {
   return attention_curve.empty() ? 0.0 : Interpolate(attention_curve, flop, 0.0);
 }
 
+double HwProfile::AttentionFwdRate(double flop) const {
+  return attention_fwd_curve.empty() ? 0.0 : Interpolate(attention_fwd_curve, flop, 0.0);
+}
+
+double HwProfile::GemmBwdRate(double flop) const {
+  return gemm_bwd_curve.empty() ? GemmRate(flop) : Interpolate(gemm_bwd_curve, flop, GemmRate(flop));
+}
+
 double HwProfile::AllgatherBusBw(double bytes) const {
   if (!allgather_curve.empty() && bytes < allgather_curve.front().x)
     return allgather_curve.front().y * std::max(bytes / allgather_curve.front().x, 1e-3);
@@ -87,7 +95,8 @@ const std::vector<std::string>& HwProfileValueKeys() {
 }
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
-  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.attention_curve", "device.op_overhead_s", "device.gelu_elems_per_s"};
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
+                                                "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s"};
   return keys;
 }
 
@@ -113,9 +122,12 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.memory_bw = d.Bandwidth("memory_bw", 1e6, kMaxBw);
   hw.gemm_curve = ReadCurve(d, "gemm_curve");
   hw.gemm_curve_bf16 = ReadCurve(d, "gemm_curve_bf16");
+  hw.gemm_bwd_curve = ReadCurve(d, "gemm_bwd_curve");
   hw.attention_curve = ReadCurve(d, "attention_curve");
+  hw.attention_fwd_curve = ReadCurve(d, "attention_fwd_curve");
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
   hw.gelu_elems_per_s = d.Number("gelu_elems_per_s", 0, 1e15, 0.0);
+  hw.gelu_bwd_elems_per_s = d.Number("gelu_bwd_elems_per_s", 0, 1e15, 0.0);
   if (hw.achievable_flops > hw.peak_flops * 1.0001)
     d.Fail("achievable_flops", "must not exceed device.peak_flops");
   FieldReader b = r.Map("bandwidth");
@@ -179,9 +191,12 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("memory_bw", hw.memory_bw);
   WriteCurve(y, "gemm_curve", hw.gemm_curve);
   WriteCurve(y, "gemm_curve_bf16", hw.gemm_curve_bf16);
+  WriteCurve(y, "gemm_bwd_curve", hw.gemm_bwd_curve);
   WriteCurve(y, "attention_curve", hw.attention_curve);
+  WriteCurve(y, "attention_fwd_curve", hw.attention_fwd_curve);
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
   if (hw.gelu_elems_per_s > 0) y.Key("gelu_elems_per_s", hw.gelu_elems_per_s);
+  if (hw.gelu_bwd_elems_per_s > 0) y.Key("gelu_bwd_elems_per_s", hw.gelu_bwd_elems_per_s);
   y.End();
   y.Begin("bandwidth");
   y.Key("h2d", hw.h2d_bw);

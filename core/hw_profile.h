@@ -34,6 +34,10 @@ struct HwProfile {
   double achievable_flops = 0;      // per GPU, large-GEMM rate
   double memory_bw = 0;             // device memory bandwidth (HBM; CPU backend: host copy bw)
   std::vector<CurvePoint> gemm_curve;  // achieved rate by GEMM size; empty -> achievable_flops
+  // Optional: a linear layer's backward (dW = dY^T X and dX = dY W, the executor's layouts),
+  // keyed by the forward GEMM's FLOPs: y = 2 x forward FLOPs / (dW + dX time).
+  // Empty: backward GEMMs at gemm_curve (backward = 2 x forward).
+  std::vector<CurvePoint> gemm_bwd_curve;
   // Optional: the same curve in bf16 where the profile measured it (informational on the CPU
   // backend, which trains in fp32).
   std::vector<CurvePoint> gemm_curve_bf16;
@@ -43,12 +47,17 @@ struct HwProfile {
   // model's backward = 2 x forward.
   // Empty: attention is costed as GEMMs at gemm_curve plus its softmax at memory_bw.
   std::vector<CurvePoint> attention_curve;
+  // Optional: the forward alone, same key, y = forward FLOPs / forward time; with it the
+  // backward is the rest of attention_curve's forward + backward time.
+  std::vector<CurvePoint> attention_fwd_curve;
   // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
   // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
   double op_overhead_s = 0;
   // Optional: GELU forward elements/s of the executor's kernel (tanh: compute-bound on CPUs);
   // 0: costed as a memory pass.
   double gelu_elems_per_s = 0;
+  // Optional: GELU backward elements/s; 0: 2 x the forward's time.
+  double gelu_bwd_elems_per_s = 0;
   // bandwidth, bytes/s, per GPU with all GPUs active
   double h2d_bw = 0, d2h_bw = 0;
   double h2d_bw_alone = 0, d2h_bw_alone = 0;
@@ -71,6 +80,10 @@ struct HwProfile {
   double GemmRate(double flop) const;
   // Effective attention rate for heads of `head_flop` forward FLOPs; 0 without a curve.
   double AttentionRate(double flop) const;
+  // Forward-only attention rate; 0 without attention_fwd_curve.
+  double AttentionFwdRate(double flop) const;
+  // Rate of a linear's backward (2 x `flop`); gemm_curve's where no backward curve was measured.
+  double GemmBwdRate(double flop) const;
   // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).
   double AllgatherBusBw(double bytes) const;
 };

@@ -11,6 +11,13 @@ double CpuRankShare(const HwProfile& hw, const PlanKnobs& k) {
   return static_cast<double>(hw.gpus_per_node) / static_cast<double>(k.gpus_per_node);
 }
 
+int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k) {
+  if (k.ckpt_interval <= 0 || k.ckpt_interval >= m.n_layer) return 0;
+  return (m.n_layer + k.ckpt_interval - 1) / k.ckpt_interval - 1;
+}
+
+int64_t RecomputedLayers(const ModelSpec& m, const PlanKnobs& k) { return SavedCheckpoints(m, k) * std::max<int64_t>(k.ckpt_interval, 0); }
+
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names) {
   auto name = [&](const char* what, int layer) { return with_names ? fmt::format("h{}.{}", layer, what) : std::string(); };
   const double bs = static_cast<double>(k.micro_batch * k.seq_len);
@@ -21,61 +28,94 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double w = DtypeBytes(k.dtype);
   const double bias = m.bias ? 1.0 : 0.0;
   const int tiles = static_cast<int>(k.tile_factor);
-  auto gemm_s = [&](double M, double K, double N) {
-    double flop = 2.0 * M * K * N;
-    return flop / hw.GemmRate(flop);
-  };
+  const double ew_bw = std::max(hw.memory_bw, 1.0);
   std::vector<Op> ops;
   // CPU backend: the profile measured the whole CPU as its device(s); more ranks per node
   // than that share its cores, each at its share of the rate.
   const double share = CpuRankShare(hw, k);
-  ops.reserve(static_cast<size_t>(m.n_layer) * (3 + 4 * static_cast<size_t>(tiles)) + 2);
+  ops.reserve(static_cast<size_t>(m.n_layer) * (5 + 4 * static_cast<size_t>(tiles)) + 2);
   const double pos = m.position == "learned" ? s * h : 0.0;
-  ops.push_back({"embed", -1, V * h + pos, bs * h * w * 3 / std::max(hw.memory_bw, 1.0), false});
-  // A linear (K -> N) tiled along N: t ops, each gathering 1/t of the weight.
-  auto linear = [&](int layer, const char* lname, double K, double N, double extra_s) {
+  const double embed_s = bs * h * w * 3 / ew_bw;
+  ops.push_back({"embed", -1, V * h + pos, embed_s, 2 * embed_s, false});
+  // A linear (K -> N) tiled along N: t ops, each gathering 1/t of the weight. Forward: the
+  // bias (and residual) initialisation pass, then the GEMM; backward: dW and dX GEMMs (at the
+  // measured backward rate) and the bias gradient's pass over dY.
+  auto linear = [&](int layer, const char* lname, double K, double N, bool residual) {
+    const double flop = 2.0 * bs * K * N / tiles;
+    const double init_s = (residual ? 2.0 : 1.0) * bs * N / tiles * w / ew_bw;
     for (int t = 0; t < tiles; ++t) {
       Op op;
       op.name = !with_names ? std::string() : tiles > 1 ? fmt::format("h{}.{}.tile{}", layer, lname, t) : fmt::format("h{}.{}", layer, lname);
       op.layer = layer;
       op.params = (K * N + bias * N) / tiles;
-      op.fwd_s = gemm_s(bs, K, N / tiles) + extra_s / tiles;
+      op.fwd_s = flop / hw.GemmRate(flop) + init_s;
+      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop) + bias * bs * N / tiles * w / ew_bw;
       op.in_block = true;
       ops.push_back(op);
     }
   };
+  // A kernel between the parameter ops (no fetch).
+  auto kernel = [&](const char* what, int layer, double fwd_s, double bwd_s) {
+    Op op;
+    op.name = name(what, layer);
+    op.layer = layer;
+    op.fwd_s = fwd_s;
+    op.bwd_s = bwd_s;
+    op.in_block = true;
+    ops.push_back(op);
+  };
   const double norm_params = (m.norm == "layernorm" ? 2.0 : 1.0) * h;
-  const double ew_bw = std::max(hw.memory_bw, 1.0);
+  const double norm_s = 4 * bs * h * w / ew_bw;
+  // Attention core, by one head's size: the measured kernel where profiled.
+  const double att_flop = 2.0 * s * hdim * s;
+  const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;
+  const double att_rate = hw.AttentionRate(2.0 * att_flop), att_fwd_rate = hw.AttentionFwdRate(2.0 * att_flop);
+  double att_fwd_s = 0, att_bwd_s = 0;
+  if (att_rate > 0) {
+    const double total = 3.0 * att_fwd_flop / att_rate;  // forward + backward
+    att_fwd_s = att_fwd_rate > 0 ? std::min(att_fwd_flop / att_fwd_rate, 0.5 * total) : total / 3.0;
+    att_bwd_s = total - att_fwd_s;
+  } else {
+    att_fwd_s = att_fwd_flop / hw.GemmRate(att_flop) +
+                (3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w + 4 * bs * h * w) / ew_bw;
+    att_bwd_s = 2.0 * att_fwd_s;
+  }
   for (int l = 0; l < static_cast<int>(m.n_layer); ++l) {
     // Norm params ride with the next linear's fetch; elementwise passes at memory bandwidth.
-    ops.push_back({name("ln1", l), l, norm_params, 4 * bs * h * w / ew_bw, true, true});
-    linear(l, "attn.qkv", h, h + 2 * kv, 0);
-    const double att_flop = 2.0 * s * hdim * s;
-    const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;
-    const double att_rate = hw.AttentionRate(2.0 * att_flop);  // measured kernel (by one head's size), where profiled
-    const double att_s = att_rate > 0 ? att_fwd_flop / att_rate
-                                      : att_fwd_flop / hw.GemmRate(att_flop) +
-                                            (3.0 * static_cast<double>(k.micro_batch) * heads * s * s * w + 4 * bs * h * w) / ew_bw;
-    ops.push_back({name("attn.core", l), l, 0, att_s, true});
-    linear(l, "attn.proj", h, h, 2 * bs * h * w / ew_bw);
-    ops.push_back({name("ln2", l), l, norm_params, 4 * bs * h * w / ew_bw, true});
+    ops.push_back({name("ln1", l), l, norm_params, norm_s, 2 * norm_s, true, true});
+    linear(l, "attn.qkv", h, h + 2 * kv, false);
+    kernel("attn.core", l, att_fwd_s, att_bwd_s);
+    linear(l, "attn.proj", h, h, true);
+    ops.push_back({name("ln2", l), l, norm_params, norm_s, 2 * norm_s, true});
     if (m.mlp == "swiglu") {
-      linear(l, "mlp.gate_up", h, 2 * f, 3 * bs * f * w / ew_bw);
+      linear(l, "mlp.gate_up", h, 2 * f, false);
+      kernel("mlp.act", l, 3 * bs * f * w / ew_bw, 6 * bs * f * w / ew_bw);
     } else {
-      // GELU: at the measured kernel rate where profiled (tanh is compute-bound on CPUs).
-      linear(l, "mlp.fc", h, f, hw.gelu_elems_per_s > 0 ? bs * f / hw.gelu_elems_per_s : 2 * bs * f * w / ew_bw);
+      linear(l, "mlp.fc", h, f, false);
+      // GELU: at the measured kernel rates where profiled (tanh is compute-bound on CPUs).
+      const double gelu_s = hw.gelu_elems_per_s > 0 ? bs * f / hw.gelu_elems_per_s : 2 * bs * f * w / ew_bw;
+      kernel("mlp.gelu", l, gelu_s, hw.gelu_bwd_elems_per_s > 0 ? bs * f / hw.gelu_bwd_elems_per_s : 2 * gelu_s);
     }
-    linear(l, "mlp.proj", f, h, 2 * bs * h * w / ew_bw);
+    linear(l, "mlp.proj", f, h, true);
   }
-  // Tied LM head gathers the embedding again; an untied head has its own weight.
-  ops.push_back({"head", -1, V * h + norm_params, gemm_s(bs, h, V) + 4 * bs * V * 4 / ew_bw, false});
-  // Measured per-op overhead of the executor (profile), for ops that are executor ops
-  // (attention runs inside the layer's ops there).
+  // Tied LM head gathers the embedding again; an untied head has its own weight. Forward:
+  // the logits GEMM and the softmax cross-entropy; backward: dX and dW GEMMs.
+  const double head_flop = 2.0 * bs * h * V;
+  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop) + norm_s + 4 * bs * V * 4 / ew_bw,
+                 2.0 * head_flop / hw.GemmBwdRate(head_flop) + 2 * norm_s + 2 * bs * V * 4 / ew_bw, false});
+  // Measured per-op overhead of the executor (profile), for ops that are executor ops; a
+  // backward op pays it twice (its gradient hand-off).
   if (hw.op_overhead_s > 0)
     for (Op& op : ops)
-      if (op.params > 0) op.fwd_s += hw.op_overhead_s;
+      if (op.params > 0) {
+        op.fwd_s += hw.op_overhead_s;
+        op.bwd_s += 2.0 * hw.op_overhead_s;
+      }
   if (share < 1.0)
-    for (Op& op : ops) op.fwd_s /= share;
+    for (Op& op : ops) {
+      op.fwd_s /= share;
+      op.bwd_s /= share;
+    }
   return ops;
 }
 

@@ -17,9 +17,17 @@ struct Op {
   int layer = -1;      // -1 for embedding / head
   double params = 0;   // elements gathered for this op (0: no fetch)
   double fwd_s = 0;    // forward compute seconds
+  double bwd_s = 0;    // backward compute seconds
   bool in_block = false;  // recomputed under activation checkpointing
   bool layer_start = false;  // first op of its block (checkpoint boundary)
 };
+
+// Layers whose forward runs again in backward under activation checkpointing: the executor
+// recomputes every segment but the last, whose activations are still live when backward
+// starts (executor/model/gpt.cc). 0 without checkpointing (an interval >= n_layer is none).
+int64_t RecomputedLayers(const ModelSpec& m, const PlanKnobs& k);
+// Segment inputs saved as checkpoints (written in forward, read back in backward).
+int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k);
 
 // with_names=false leaves Op::name empty (hot paths).
 // The fraction of the profiled device one rank gets: 1 on GPUs; on the CPU backend, where the

@@ -23,7 +23,7 @@ StepFlops ComputeStepFlops(const ModelSpec& m, const PlanKnobs& k) {
   const double fwd = 2.0 * gemm_params * tokens + 4.0 * tokens * s * hd * nl;  // + QK^T and AV
   StepFlops f;
   f.model = 3.0 * fwd;
-  f.recompute = k.ckpt_interval > 0 ? (fwd - 2.0 * static_cast<double>(m.vocab) * hd * tokens) : 0.0;
+  f.recompute = (fwd - 2.0 * static_cast<double>(m.vocab) * hd * tokens) * static_cast<double>(RecomputedLayers(m, k)) / nl;
   return f;
 }
 
@@ -31,15 +31,25 @@ double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const Pl
   // Blocks are identical: cost one and scale (the search calls this for every candidate).
   ModelSpec one = m;
   one.n_layer = 1;
-  double outside = 0, block = 0;
-  for (const Op& op : BuildForwardOps(one, hw, k, /*with_names=*/false)) (op.in_block ? block : outside) += op.fwd_s;
-  block *= static_cast<double>(m.n_layer);
-  const double fwd = outside + block;
-  const double recompute = k.ckpt_interval > 0 ? block : 0.0;
-  return 3.0 * fwd + recompute;  // backward = 2 x forward
+  double outside = 0, block_fwd = 0, block_bwd = 0;
+  for (const Op& op : BuildForwardOps(one, hw, k, /*with_names=*/false)) {
+    if (op.in_block) {
+      block_fwd += op.fwd_s;
+      block_bwd += op.bwd_s;
+    } else {
+      outside += op.fwd_s + op.bwd_s;
+    }
+  }
+  const double layers = static_cast<double>(m.n_layer);
+  const double recompute = block_fwd * static_cast<double>(RecomputedLayers(m, k));
+  return outside + layers * (block_fwd + block_bwd) + recompute;
 }
 
-int FetchesPerMicroStep(const PlanKnobs& k) { return k.ckpt_interval > 0 ? 3 : 2; }
+double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k) {
+  // Forward and backward gather every parameter; the recompute gathers its layers' again.
+  const ParamCounts pc = CountParams(m);
+  return 2.0 + (pc.total > 0 ? pc.blocks / pc.total * static_cast<double>(RecomputedLayers(m, k)) / static_cast<double>(m.n_layer) : 0.0);
+}
 
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
   const double n = static_cast<double>(k.dp());
@@ -60,7 +70,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
 
   // Per micro-step: params fetched for forward, backward and (checkpointing) the recompute.
   const double shard_bytes = w * P / dp;
-  const double fetches = FetchesPerMicroStep(k) * ga;
+  const double fetches = FetchesPerMicroStep(m, k) * ga;
   std::map<std::string, double> busy;
   busy["compute"] = ga * ComputeTimePerMicroStep(m, hw, k);
   if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, hw.nvme_read_bw);
@@ -73,9 +83,8 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, hw.nvme_read_bw);
   }
   // Activation checkpoints offloaded: written in forward, read back in backward.
-  if (k.ckpt_interval > 0 && k.ckpt_tier == Tier::kHost) {
-    double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) *
-                  std::ceil(static_cast<double>(m.n_layer) / static_cast<double>(k.ckpt_interval));
+  if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
+    double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) * static_cast<double>(SavedCheckpoints(m, k));
     busy["d2h"] += ga * Safe(ckpt, hw.d2h_bw);
     busy["h2d"] += ga * Safe(ckpt, hw.h2d_bw);
   }

@@ -24,7 +24,7 @@ double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const Pl
 
 // Parameter fetches per micro-step: forward, backward and, with checkpointing, the recompute
 // (as DeepSpeed does: a recomputed segment gathers its params again).
-int FetchesPerMicroStep(const PlanKnobs& k);
+double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k);
 
 // Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs.
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);

@@ -1,6 +1,7 @@
 // GEMM rate of the executor's own kernel (Backend::Gemm on the CPU backend) over the shapes
-// transformer layers use: tokens x hidden x {hidden, 3 hidden, 4 hidden}. Each timed GEMM
-// is verified against a scalar dot product at sampled entries.
+// transformer layers use (tokens x hidden -> {hidden, 4 hidden} and 4 hidden -> hidden), in
+// the layouts a linear layer runs: forward, and backward's dW and dX. Each timed GEMM is
+// verified against a scalar dot product at sampled entries.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,19 +22,22 @@ struct Shape {
   int m, k, n;
 };
 
-Status Verify(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c, const Shape& s) {
+// Checks c[i][j] = sum_p a(i, p) b(p, j) at sampled entries; a and b read through the
+// layouts the timed call used.
+template <typename A, typename B>
+Status Verify(A a, B b, const std::vector<float>& c, int m, int n, int k, const char* what) {
   std::mt19937 rng(7);
   for (int t = 0; t < 16; ++t) {
-    int i = static_cast<int>(rng() % static_cast<unsigned>(s.m)), j = static_cast<int>(rng() % static_cast<unsigned>(s.n));
+    int i = static_cast<int>(rng() % static_cast<unsigned>(m)), j = static_cast<int>(rng() % static_cast<unsigned>(n));
     double ref = 0, mag = 0;
-    for (int p = 0; p < s.k; ++p) {
-      double x = double{a[static_cast<size_t>(i) * s.k + p]} * b[static_cast<size_t>(p) * s.n + j];
+    for (int p = 0; p < k; ++p) {
+      double x = double{a(i, p)} * b(p, j);
       ref += x;
       mag += std::fabs(x);
     }
-    double got = c[static_cast<size_t>(i) * s.n + j];
+    double got = c[static_cast<size_t>(i) * n + j];
     if (std::fabs(got - ref) > 1e-4 * mag + 1e-6)
-      return Internal(fmt::format("gemm probe: wrong result at ({}, {}) of {}x{}x{}: {} vs {}", i, j, s.m, s.k, s.n, got, ref));
+      return Internal(fmt::format("gemm probe: wrong {} result at ({}, {}) of {}x{}x{}: {} vs {}", what, i, j, m, k, n, got, ref));
   }
   return Status::Ok();
 }
@@ -78,10 +82,37 @@ Status ProbeGemmBf16(ProfileContext& ctx, HwProfile& hw) {
   return Status::Ok();
 }
 
+// Repeats fn until `budget` seconds have been timed (at least 5 runs); the median.
+template <typename Fn>
+double MedianTime(double budget, Fn fn) {
+  std::vector<double> times;
+  double total = 0;
+  while ((total < budget || times.size() < 5) && times.size() < 2000) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    times.push_back(dt);
+    total += dt;
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Sorts by x and merges equal x (their mean), so x is strictly increasing.
+std::vector<CurvePoint> Merged(std::vector<CurvePoint> curve) {
+  std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
+  std::vector<CurvePoint> merged;
+  for (const CurvePoint& p : curve) {
+    if (!merged.empty() && merged.back().x == p.x) merged.back().y = 0.5 * (merged.back().y + p.y);
+    else merged.push_back(p);
+  }
+  return merged;
+}
+
 // The executor's causal attention (AttentionFwd + AttentionBwd) over transformer shapes: the
-// forward FLOPs 4 B H T^2 hd against forward + backward time, stored as the rate that makes
-// fwd + 2 x fwd equal the measured time (the model's backward = 2 x forward), keyed by one
-// head's forward FLOPs 4 T^2 hd (the size of the matrices the kernel works on).
+// forward FLOPs 4 B H T^2 hd against forward + backward time (stored as 3 x forward FLOPs /
+// time) and against the forward alone, keyed by one head's forward FLOPs 4 T^2 hd (the size
+// of the matrices the kernel works on).
 Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
   struct AttShape {
     int B, T, C, H;
@@ -100,7 +131,7 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
   ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(max_bytes * 2 + (64u << 20), ctx.options().threads));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<CurvePoint> curve;
+  std::vector<CurvePoint> curve, fwd_curve;
   for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
     const AttShape& a = shapes[si];
     const size_t n = static_cast<size_t>(a.B) * a.T;
@@ -115,120 +146,132 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
     ZINF_ASSIGN_OR_RETURN(DeviceBuffer ws, be->AllocBuffer(std::max<size_t>(4, be->AttentionWorkspaceBytes(a.B, a.T, a.C, a.H))));
     ZINF_RETURN_IF_ERROR(be->CopyH2D(dq.data(), qkv.data(), qkv.size() * 4));
     ZINF_RETURN_IF_ERROR(be->CopyH2D(dd.data(), dout.data(), dout.size() * 4));
+    auto fwd = [&] { be->AttentionFwd(dq.as<float>(), out.as<float>(), probs.as<float>(), a.B, a.T, a.C, a.H); };
     auto run = [&] {
-      be->AttentionFwd(dq.as<float>(), out.as<float>(), probs.as<float>(), a.B, a.T, a.C, a.H);
+      fwd();
       be->AttentionBwd(dd.as<float>(), dq.as<float>(), probs.as<float>(), dqkv.as<float>(), ws.as<float>(), a.B, a.T, a.C,
                        a.H);
     };
     run();
-    std::vector<double> times;
-    double total = 0;
-    while ((total < (quick ? 0.05 : 0.2) || times.size() < 5) && times.size() < 2000) {
-      auto t0 = std::chrono::steady_clock::now();
-      run();
-      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      times.push_back(dt);
-      total += dt;
-    }
+    const double budget = quick ? 0.05 : 0.15;
+    const double fwd_s = MedianTime(budget, fwd);
+    const double total_s = MedianTime(budget, run);
     std::vector<float> check(dqkv.bytes() / 4);
     ZINF_RETURN_IF_ERROR(be->CopyD2H(check.data(), dqkv.data(), check.size() * 4));
     for (float x : check)
       if (!std::isfinite(x)) return Internal(fmt::format("attention probe: non-finite gradient at B {} T {} C {}", a.B, a.T, a.C));
-    std::sort(times.begin(), times.end());
     const double hd = static_cast<double>(a.C) / a.H;
     const double fwd_flop = 4.0 * a.B * a.H * static_cast<double>(a.T) * a.T * hd;
-    const double rate = 3.0 * fwd_flop / times[times.size() / 2];
-    curve.push_back({4.0 * static_cast<double>(a.T) * a.T * hd, rate});  // keyed by one head's forward FLOPs
+    const double rate = 3.0 * fwd_flop / total_s;
+    const double key = 4.0 * static_cast<double>(a.T) * a.T * hd;  // one head's forward FLOPs
+    curve.push_back({key, rate});
+    fwd_curve.push_back({key, fwd_flop / fwd_s});
     ctx.Progress("gemm", fmt::format("attention {}/{}: B {} T {} C {} H {}: {} effective", si + 1, shapes.size(), a.B, a.T,
                                      a.C, a.H, FormatFlops(rate)));
   }
-  std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
-  std::vector<CurvePoint> merged;
-  for (const CurvePoint& p : curve) {
-    if (!merged.empty() && merged.back().x == p.x) merged.back().y = 0.5 * (merged.back().y + p.y);
-    else merged.push_back(p);
-  }
+  const std::vector<CurvePoint> merged = Merged(curve);
   hw.attention_curve = merged;
+  hw.attention_fwd_curve = Merged(fwd_curve);
   hw.provenance["device.attention_curve"] = fmt::format(
       "measured: {}, Backend::AttentionFwd + AttentionBwd (CPU backend, fp32), {} shapes, {} threads; x = one head's "
       "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), median of timed runs",
       ctx.Today(), merged.size(), be->threads());
+  hw.provenance["device.attention_fwd_curve"] = fmt::format(
+      "measured: {}, Backend::AttentionFwd alone over the same shapes, {} threads; y = forward FLOPs / forward time, median "
+      "of timed runs",
+      ctx.Today(), be->threads());
   return Status::Ok();
 }
 
 }  // namespace
 
+// A linear layer of `tokens` rows, K inputs and N outputs in the executor's layouts
+// (executor/model/gpt_block.cc): forward Y = X W^T, backward dW = dY^T X and dX = dY W.
 Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   const bool quick = ctx.options().quick;
-  std::vector<Shape> shapes;
+  std::vector<Shape> shapes;  // m = tokens, k = in, n = out
   for (int tokens : quick ? std::vector<int>{128, 1024} : std::vector<int>{64, 256, 1024, 4096}) {
     for (int h : quick ? std::vector<int>{64, 256, 1024} : std::vector<int>{64, 128, 256, 512, 1024, 2048}) {
       shapes.push_back({tokens, h, h});
       shapes.push_back({tokens, h, 4 * h});
+      if (!quick) shapes.push_back({tokens, 4 * h, h});
     }
   }
   size_t max_bytes = 0;
   for (const Shape& s : shapes)
-    max_bytes = std::max(max_bytes, 4 * (static_cast<size_t>(s.m) * s.k + static_cast<size_t>(s.k) * s.n + static_cast<size_t>(s.m) * s.n));
+    max_bytes = std::max(max_bytes, 4 * 2 * (static_cast<size_t>(s.m) * s.k + static_cast<size_t>(s.k) * s.n + static_cast<size_t>(s.m) * s.n));
   ZINF_ASSIGN_OR_RETURN(auto backend, MakeCpuBackend(max_bytes + (16u << 20), ctx.options().threads));
-  std::vector<CurvePoint> curve;
+  std::vector<CurvePoint> curve, bwd_curve;
   double best = 0;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const double budget = quick ? 0.04 : 0.1;
   for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
     const Shape& s = shapes[si];
-    std::vector<float> a(static_cast<size_t>(s.m) * s.k), b(static_cast<size_t>(s.k) * s.n), c(static_cast<size_t>(s.m) * s.n);
-    for (auto& x : a) x = u(rng);
-    for (auto& x : b) x = u(rng);
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer da, backend->AllocBuffer(a.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer db, backend->AllocBuffer(b.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dc, backend->AllocBuffer(c.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyH2D(da.data(), a.data(), a.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyH2D(db.data(), b.data(), b.size() * 4));
-    const double flop = 2.0 * s.m * s.k * s.n;
-    // Warm up (twice: thread pools start on the first call), then repeat until ~0.2 s (quick: 0.05 s) has been timed; keep the best.
-    for (int w = 0; w < 2; ++w)
-      backend->Gemm(false, false, s.m, s.n, s.k, 1.f, da.as<float>(), s.k, db.as<float>(), s.n, 0.f, dc.as<float>(), s.n);
-    std::vector<double> times;
-    double total = 0;
-    const double budget = quick ? 0.05 : 0.2;
-    while ((total < budget || times.size() < 5) && times.size() < 2000) {
-      auto t0 = std::chrono::steady_clock::now();
-      backend->Gemm(false, false, s.m, s.n, s.k, 1.f, da.as<float>(), s.k, db.as<float>(), s.n, 0.f, dc.as<float>(), s.n);
-      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      times.push_back(dt);
-      total += dt;
+    const int M = s.m, K = s.k, N = s.n;
+    std::vector<float> x(static_cast<size_t>(M) * K), w(static_cast<size_t>(N) * K), dy(static_cast<size_t>(M) * N);
+    for (auto& v : x) v = u(rng);
+    for (auto& v : w) v = u(rng);
+    for (auto& v : dy) v = u(rng);
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dx_in, backend->AllocBuffer(x.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dw_in, backend->AllocBuffer(w.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer ddy, backend->AllocBuffer(dy.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dout, backend->AllocBuffer(dy.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgw, backend->AllocBuffer(w.size() * 4));
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgx, backend->AllocBuffer(x.size() * 4));
+    ZINF_RETURN_IF_ERROR(backend->CopyH2D(dx_in.data(), x.data(), x.size() * 4));
+    ZINF_RETURN_IF_ERROR(backend->CopyH2D(dw_in.data(), w.data(), w.size() * 4));
+    ZINF_RETURN_IF_ERROR(backend->CopyH2D(ddy.data(), dy.data(), dy.size() * 4));
+    const float *X = dx_in.as<float>(), *W = dw_in.as<float>(), *DY = ddy.as<float>();
+    float *Y = dout.as<float>(), *GW = dgw.as<float>(), *GX = dgx.as<float>();
+    auto fwd = [&] { backend->Gemm(false, true, M, N, K, 1.f, X, K, W, K, 0.f, Y, N); };
+    auto bwd = [&] {
+      backend->Gemm(true, false, N, K, M, 1.f, DY, N, X, K, 0.f, GW, K);
+      backend->Gemm(false, false, M, K, N, 1.f, DY, N, W, K, 0.f, GX, K);
+    };
+    // Warm up (twice: thread pools start on the first call), then the median of timed runs.
+    for (int r = 0; r < 2; ++r) {
+      fwd();
+      bwd();
     }
-    std::sort(times.begin(), times.end());
-    const double best_s = times.front(), median_s = times[times.size() / 2];
-    ZINF_RETURN_IF_ERROR(backend->CopyD2H(c.data(), dc.data(), c.size() * 4));
-    ZINF_RETURN_IF_ERROR(Verify(a, b, c, s));
-    // The median of the timed runs: robust to a noisy box's outliers in both directions.
-    const double rate = flop / median_s;
-    best = std::max(best, flop / best_s);
+    const double flop = 2.0 * M * K * N;
+    const double fwd_s = MedianTime(budget, fwd);
+    const double bwd_s = MedianTime(budget, bwd);
+    std::vector<float> out(dy.size()), gw(w.size()), gx(x.size());
+    ZINF_RETURN_IF_ERROR(backend->CopyD2H(out.data(), Y, out.size() * 4));
+    ZINF_RETURN_IF_ERROR(backend->CopyD2H(gw.data(), GW, gw.size() * 4));
+    ZINF_RETURN_IF_ERROR(backend->CopyD2H(gx.data(), GX, gx.size() * 4));
+    auto at = [](const std::vector<float>& v, int ld) { return [&v, ld](int i, int j) { return v[static_cast<size_t>(i) * ld + j]; }; };
+    auto tr = [](const std::vector<float>& v, int ld) { return [&v, ld](int i, int j) { return v[static_cast<size_t>(j) * ld + i]; }; };
+    ZINF_RETURN_IF_ERROR(Verify(at(x, K), tr(w, K), out, M, N, K, "forward"));
+    ZINF_RETURN_IF_ERROR(Verify(tr(dy, N), at(x, K), gw, N, K, M, "dW"));
+    ZINF_RETURN_IF_ERROR(Verify(at(dy, N), at(w, K), gx, M, K, N, "dX"));
+    const double rate = flop / fwd_s;
+    best = std::max(best, rate);
     curve.push_back({flop, rate});
-    ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} {}", si + 1, shapes.size(), s.m, s.k, s.n, FormatFlops(rate)));
+    bwd_curve.push_back({flop, 2.0 * flop / bwd_s});
+    ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} forward {}, backward {}", si + 1, shapes.size(), M, K, N, FormatFlops(rate),
+                                     FormatFlops(bwd_curve.back().y)));
   }
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
-  std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
-  // Merge equal sizes (keep the mean) so x is strictly increasing.
-  std::vector<CurvePoint> merged;
-  for (const CurvePoint& p : curve) {
-    if (!merged.empty() && merged.back().x == p.x) merged.back().y = 0.5 * (merged.back().y + p.y);
-    else merged.push_back(p);
-  }
+  const std::vector<CurvePoint> merged = Merged(curve);
   hw.gemm_curve = merged;
+  hw.gemm_bwd_curve = Merged(bwd_curve);
   double achievable = 0;
   for (const CurvePoint& p : merged) achievable = std::max(achievable, p.y);
   hw.achievable_flops = achievable;
   hw.peak_flops = std::max(best, achievable);
   hw.dtype = "fp32";
   hw.device_name = "cpu (CPU backend)";
-  const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}}, {} threads",
+  const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y = X W^T, {} threads",
                                          ctx.Today(), shapes.size(), backend->threads());
   hw.provenance["device.achievable_flops"] = method + "; median of timed runs, best shape";
-  hw.provenance["device.peak_flops"] = method + "; fastest single run (no datasheet peak for the CPU backend)";
+  hw.provenance["device.peak_flops"] = method + "; fastest shape's median (no datasheet peak for the CPU backend)";
+  hw.provenance["device.gemm_bwd_curve"] = fmt::format(
+      "measured: {}, Backend::Gemm dW = dY^T X plus dX = dY W over the same shapes, {} threads; x = forward FLOPs, y = 2 x "
+      "forward FLOPs / backward time, median of timed runs",
+      ctx.Today(), backend->threads());
   return Status::Ok();
 }
 

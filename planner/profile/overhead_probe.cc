@@ -86,10 +86,25 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
     const double x0 = -4.0, ref = 0.5 * x0 * (1 + std::tanh(0.7978845608 * (x0 + 0.044715 * x0 * x0 * x0)));
     if (std::fabs(host[0] - ref) > 1e-4) return Internal(fmt::format("gelu probe: gelu(-4) = {}, expected {}", host[0], ref));
     hw.gelu_elems_per_s = static_cast<double>(n) / gt[gt.size() / 2];
+    // Backward: dX = dY * gelu'(X), in place on dY as the executor runs it.
+    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dy, be->AllocBuffer(n * 4));
+    std::vector<double> bt;
+    for (int r = 0; r < (ctx.options().quick ? 5 : 15); ++r) {
+      ZINF_RETURN_IF_ERROR(be->Memset(dy.data(), 0, n * 4));
+      auto t0 = std::chrono::steady_clock::now();
+      be->GeluBwd(dy.as<float>(), x.as<float>(), dy.as<float>(), n);
+      bt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(bt.begin(), bt.end());
+    hw.gelu_bwd_elems_per_s = static_cast<double>(n) / bt[bt.size() / 2];
+    hw.provenance["device.gelu_bwd_elems_per_s"] = fmt::format(
+        "measured: {}, Backend::GeluBwd (in place) over {} elements, {} threads, median of {} runs", ctx.Today(), n,
+        be->threads(), bt.size());
     hw.provenance["device.gelu_elems_per_s"] = fmt::format(
         "measured: {}, Backend::GeluFwd over {} elements, {} threads, median of {} runs", ctx.Today(), n, be->threads(),
         gt.size());
-    ctx.Progress("overhead", fmt::format("GELU {:.2f} G elements/s", hw.gelu_elems_per_s / 1e9));
+    ctx.Progress("overhead", fmt::format("GELU {:.2f} G elements/s forward, {:.2f} backward", hw.gelu_elems_per_s / 1e9,
+                                         hw.gelu_bwd_elems_per_s / 1e9));
   }
   return Status::Ok();
 }

@@ -152,7 +152,10 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(hw.nvme_read_bw), bw(hw.nvme_write_bw), bw(hw.h2d_bw), bw(hw.d2h_bw)};
   PassBuilder pb(g, hw, k, r);
-  const bool ckpt = k.ckpt_interval > 0;
+  // Checkpointed layers: every segment but the last is saved in forward and recomputed in
+  // backward (the last one's activations are still live), as the executor runs it.
+  const int64_t recomputed = RecomputedLayers(m, k);
+  const bool ckpt = recomputed > 0;
   const double ckpt_bytes = r.w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden);
   const bool offload_ckpt = ckpt && k.ckpt_tier == Tier::kHost;
   const bool keep = o.keep_tasks;
@@ -175,19 +178,19 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     // Forward: checkpoints written D2H at each segment start when offloaded.
     last = pb.Run(ops, all, last, "forward", keep, [](const Op& op) { return op.fwd_s; },
                   [&](const Op& op, int c) {
-                    if (offload_ckpt && op.layer_start && op.layer % k.ckpt_interval == 0)
+                    if (offload_ckpt && op.layer_start && op.layer < recomputed && op.layer % k.ckpt_interval == 0)
                       g.Add(Res::kD2H, ckpt_bytes / r.d2h, {{c, false}}, "forward", "checkpoint d2h");
                   });
     fwd_end = g.end(last);
     // Backward, segment by segment from the last: recompute the segment, then its backward.
     for (auto s = segments.rbegin(); s != segments.rend(); ++s) {
-      const bool block = ops[static_cast<size_t>(s->front())].in_block;
-      if (ckpt && block) {
+      const Op& first = ops[static_cast<size_t>(s->front())];
+      if (ckpt && first.in_block && first.layer < recomputed) {
         if (offload_ckpt) last = g.Add(Res::kH2D, ckpt_bytes / r.h2d, {{last, true}}, "backward", "checkpoint h2d");
         last = pb.Run(ops, *s, last, "backward", keep, [](const Op& op) { return op.fwd_s; }, [](const Op&, int) {});
       }
       std::vector<int> rev(s->rbegin(), s->rend());
-      last = pb.Run(ops, rev, last, "backward", keep, [](const Op& op) { return 2.0 * op.fwd_s; },
+      last = pb.Run(ops, rev, last, "backward", keep, [](const Op& op) { return op.bwd_s; },
                     [&](const Op& op, int c) {
                       if (op.params <= 0) return;
                       int t = c;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
 #include "planner/search/search.h"
@@ -103,6 +104,62 @@ TEST(Simulator, CriticalPathAndTasks) {
   EXPECT_TRUE(saw_ckpt);
   // keep_tasks only changes what is kept, not the timeline.
   EXPECT_DOUBLE_EQ(SimulateStep(m, hw, k).step_s, r.step_s);
+}
+
+// The executor recomputes every checkpointed segment but the last (still live in backward).
+TEST(Checkpointing, LastSegmentIsNotRecomputed) {
+  ModelSpec m = Gpt(8, 512, 8);
+  PlanKnobs k;
+  k.ckpt_interval = 0;
+  EXPECT_EQ(RecomputedLayers(m, k), 0);
+  EXPECT_EQ(SavedCheckpoints(m, k), 0);
+  k.ckpt_interval = 8;  // one segment: nothing to checkpoint
+  EXPECT_EQ(RecomputedLayers(m, k), 0);
+  k.ckpt_interval = 4;
+  EXPECT_EQ(RecomputedLayers(m, k), 4);
+  EXPECT_EQ(SavedCheckpoints(m, k), 1);
+  k.ckpt_interval = 3;  // segments 0-2, 3-5, 6-7
+  EXPECT_EQ(RecomputedLayers(m, k), 6);
+  EXPECT_EQ(SavedCheckpoints(m, k), 2);
+  k.ckpt_interval = 1;
+  EXPECT_EQ(RecomputedLayers(m, k), 7);
+}
+
+TEST(Checkpointing, SimulatorRecomputesWhatTheAnalyticModelCounts) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(8, 2048, 16);
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.gpus_per_node = 1;
+  k.ckpt_interval = 0;
+  const double none = SimulateStep(m, hw, k).busy_s[static_cast<size_t>(Res::kCompute)];
+  k.ckpt_interval = 4;
+  const double half = SimulateStep(m, hw, k).busy_s[static_cast<size_t>(Res::kCompute)];
+  k.ckpt_interval = 2;
+  const double three_quarters = SimulateStep(m, hw, k).busy_s[static_cast<size_t>(Res::kCompute)];
+  // Recompute of 4 and of 6 of 8 layers' forward: the second adds 1.5x the first's extra.
+  EXPECT_GT(half, none);
+  EXPECT_NEAR(three_quarters - none, 1.5 * (half - none), 1e-9 * none);
+  k.ckpt_interval = 4;
+  EXPECT_NEAR(half, EstimateTime(m, hw, k).busy_s["compute"], 1e-9 * half);
+}
+
+// Measured attention forward and backward split the profiled forward + backward time.
+TEST(OpGraph, AttentionSplitFollowsTheForwardCurve) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(2, 1024, 16);
+  PlanKnobs k = Knobs(m, hw, "none");
+  hw.attention_curve = {{1e3, 3e12}, {1e12, 3e12}};  // forward + backward: 3 x F / 3e12 = F / 1e12
+  auto att = [&](const std::vector<Op>& ops) {
+    for (const Op& op : ops)
+      if (op.name == "h0.attn.core") return op;
+    return Op{};
+  };
+  Op even = att(BuildForwardOps(m, hw, k));
+  EXPECT_NEAR(even.bwd_s, 2.0 * even.fwd_s, 1e-12);  // no forward curve: backward = 2 x forward
+  hw.attention_fwd_curve = {{1e3, 2e12}, {1e12, 2e12}};  // forward alone at 2e12: half the total
+  Op split = att(BuildForwardOps(m, hw, k));
+  EXPECT_NEAR(split.fwd_s, split.bwd_s, 1e-12);
+  EXPECT_NEAR(split.fwd_s + split.bwd_s, even.fwd_s + even.bwd_s, 1e-12);
 }
 
 }  // namespace
