@@ -9,7 +9,7 @@ trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/nvme"
 "$ZPLAN" profile --nvme-dir "$WORK/nvme" --out "$WORK/hw.yaml" > "$WORK/log" 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do  # wait (up to 60 s) for the probe's file to appear
+for _ in $(seq 1 2400); do  # wait (up to 240 s: the compute probes run first) for the probe's file to appear
   ls "$WORK/nvme" | grep -q . && break
   sleep 0.1
 done
