@@ -16,7 +16,7 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k) {
   return (m.n_layer + k.ckpt_interval - 1) / k.ckpt_interval - 1;
 }
 
-int64_t RecomputedLayers(const ModelSpec& m, const PlanKnobs& k) { return SavedCheckpoints(m, k) * std::max<int64_t>(k.ckpt_interval, 0); }
+int64_t RecomputedLayers(const ModelSpec& m, const PlanKnobs& k) { return SavedCheckpoints(m, k) * k.ckpt_interval; }
 
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names) {
   auto name = [&](const char* what, int layer) { return with_names ? fmt::format("h{}.{}", layer, what) : std::string(); };

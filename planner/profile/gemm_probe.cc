@@ -205,7 +205,6 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     max_bytes = std::max(max_bytes, 4 * 2 * (static_cast<size_t>(s.m) * s.k + static_cast<size_t>(s.k) * s.n + static_cast<size_t>(s.m) * s.n));
   ZINF_ASSIGN_OR_RETURN(auto backend, MakeCpuBackend(max_bytes + (16u << 20), ctx.options().threads));
   std::vector<CurvePoint> curve, bwd_curve;
-  double best = 0;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   const double budget = quick ? 0.04 : 0.1;
@@ -250,7 +249,6 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     ZINF_RETURN_IF_ERROR(Verify(tr(dy, N), at(x, K), gw, N, K, M, "dW"));
     ZINF_RETURN_IF_ERROR(Verify(at(dy, N), at(w, K), gx, M, K, N, "dX"));
     const double rate = flop / fwd_s;
-    best = std::max(best, rate);
     curve.push_back({flop, rate});
     bwd_curve.push_back({flop, 2.0 * flop / bwd_s});
     ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} forward {}, backward {}", si + 1, shapes.size(), M, K, N, FormatFlops(rate),
@@ -264,7 +262,7 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   double achievable = 0;
   for (const CurvePoint& p : merged) achievable = std::max(achievable, p.y);
   hw.achievable_flops = achievable;
-  hw.peak_flops = std::max(best, achievable);
+  hw.peak_flops = achievable;
   hw.dtype = "fp32";
   hw.device_name = "cpu (CPU backend)";
   const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y = X W^T, {} threads",
