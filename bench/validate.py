@@ -7,7 +7,7 @@ measured step time and peak memory per tier compared with the plan's prediction.
 
 Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,...] [--steps N]
                          [--repeat N] [--out DIR]
---profile measures this machine first (zplan profile, about a minute) and plans from that
+--profile measures this machine first (zplan profile, a few minutes on 2 cores) and plans from that
 profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
 between sessions, and a profile from another day does not describe it. --repeat runs each
 configuration N times and compares the median, printing the spread so noise shows beside error.
