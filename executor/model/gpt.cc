@@ -201,7 +201,7 @@ Status Gpt::ForwardPass(bool training) {
     be_->Gemm(false, true, N, V, C, 1.0f, b.lnf, C, wte, C, 0.0f, b.logits, V);
     ZINF_RETURN_IF_ERROR(EndOp(embed, false));
   }
-  be_->CrossEntropyFwd(b.logits, b.targets, b.row_loss, b.loss, N, V);
+  Kernel("loss", -1, Phase::kForward, [&] { be_->CrossEntropyFwd(b.logits, b.targets, b.row_loss, b.loss, N, V); });
   return Status::Ok();
 }
 
@@ -210,7 +210,7 @@ Status Gpt::BackwardPass() {
   const int B = batch_, T = cfg_.seq_len, C = cfg_.n_embd, V = cfg_.vocab, L = cfg_.n_layer;
   const int N = B * T;
   const int embed = layout_.ids.embed;
-  be_->CrossEntropyBwd(b.logits, b.targets, b.logits, 1.0f, N, V);  // in place
+  Kernel("loss", -1, Phase::kBackward, [&] { be_->CrossEntropyBwd(b.logits, b.targets, b.logits, 1.0f, N, V); });  // in place
   {
     ZINF_ASSIGN_OR_RETURN(const float* wte, BeginOp(embed, Phase::kBackward, true));
     ZINF_ASSIGN_OR_RETURN(float* g, BeginGrad(embed));

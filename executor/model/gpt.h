@@ -100,6 +100,13 @@ class Gpt {
   Result<const float*> BeginOp(int group, Phase phase, bool grad);
   Result<float*> BeginGrad(int group);
   Status EndOp(int group, bool grad);
+  // Runs a kernel that uses no parameter group, announced to the provider (for its trace).
+  template <typename F>
+  void Kernel(const char* kind, int layer, Phase phase, F&& run) {
+    prov_->OnKernelBegin();
+    run();
+    prov_->OnKernelEnd(kind, layer, phase);
+  }
 
   GptConfig cfg_;
   Backend* be_;

@@ -64,12 +64,12 @@ Status Gpt::BlockForward(int layer, const float* x, const LayerActs& a, Phase ph
   // x2 = x + proj(attn(qkv(ln1(x)))), the residual add fused into the proj.
   ZINF_RETURN_IF_ERROR(LayerNormForward(id.ln1, phase, x, a.ln1, a.mean1, a.rstd1));
   ZINF_RETURN_IF_ERROR(LinearForward(id.qkv, phase, a.ln1, C, 3 * C, nullptr, a.qkv));
-  be_->AttentionFwd(a.qkv, a.att, a.probs, B, T, C, H);
+  Kernel("attn.core", layer, phase, [&] { be_->AttentionFwd(a.qkv, a.att, a.probs, B, T, C, H); });
   ZINF_RETURN_IF_ERROR(LinearForward(id.attn_proj, phase, a.att, C, C, x, a.x2));
   // out = x2 + mlp.proj(gelu(mlp.fc(ln2(x2))))
   ZINF_RETURN_IF_ERROR(LayerNormForward(id.ln2, phase, a.x2, a.ln2, a.mean2, a.rstd2));
   ZINF_RETURN_IF_ERROR(LinearForward(id.fc, phase, a.ln2, C, 4 * C, nullptr, a.fc));
-  be_->GeluFwd(a.fc, a.gl, 4 * NC);
+  Kernel("mlp.gelu", layer, phase, [&] { be_->GeluFwd(a.fc, a.gl, 4 * NC); });
   ZINF_RETURN_IF_ERROR(LinearForward(id.mlp_proj, phase, a.gl, 4 * C, C, a.x2, a.out));
   return Status::Ok();
 }
@@ -82,12 +82,13 @@ Status Gpt::BlockBackward(int layer, const float* x, const LayerActs& a) {
   const size_t NC = static_cast<size_t>(B) * T * C;
   // MLP branch; the residual passes dres through unchanged.
   ZINF_RETURN_IF_ERROR(LinearBackward(id.mlp_proj, b.dres, a.gl, 4 * C, C, b.dfc));
-  be_->GeluBwd(b.dfc, a.fc, b.dfc, 4 * NC);
+  Kernel("mlp.gelu", layer, Phase::kBackward, [&] { be_->GeluBwd(b.dfc, a.fc, b.dfc, 4 * NC); });
   ZINF_RETURN_IF_ERROR(LinearBackward(id.fc, b.dfc, a.ln2, C, 4 * C, b.dln));
   ZINF_RETURN_IF_ERROR(LayerNormBackward(id.ln2, b.dln, a.x2, a.mean2, a.rstd2, b.dres));
   // Attention branch.
   ZINF_RETURN_IF_ERROR(LinearBackward(id.attn_proj, b.dres, a.att, C, C, b.datt));
-  be_->AttentionBwd(b.datt, a.qkv, a.probs, b.dqkv, b.attn_ws, B, T, C, H);
+  Kernel("attn.core", layer, Phase::kBackward,
+         [&] { be_->AttentionBwd(b.datt, a.qkv, a.probs, b.dqkv, b.attn_ws, B, T, C, H); });
   ZINF_RETURN_IF_ERROR(LinearBackward(id.qkv, b.dqkv, a.ln1, C, 3 * C, b.dln));
   return LayerNormBackward(id.ln1, b.dln, x, a.mean1, a.rstd1, b.dres);
 }

@@ -23,6 +23,7 @@
 
 #include "core/status.h"
 #include "executor/backend/backend.h"
+#include "executor/model/gpt_schedule.h"
 #include "executor/model/param_groups.h"
 
 namespace zinf {
@@ -35,6 +36,12 @@ class ParamProvider {
   virtual Status Release(int group) = 0;
   virtual Result<float*> AcquireGrad(int group) = 0;
   virtual Status ReleaseGrad(int group) = 0;
+  // Kernels that use no parameter group (attention, GELU, cross-entropy) run between ops. A
+  // provider that traces the step may time them: OnKernelBegin() comes right before such a
+  // kernel is issued, OnKernelEnd(kind, layer, phase) right after it (layer -1: not a
+  // block's). On the CPU backend kernels run on the calling thread, so this is their time.
+  virtual void OnKernelBegin() {}
+  virtual void OnKernelEnd(const char* kind, int layer, Phase phase) {}
 };
 
 // All params and grads resident in two flat device buffers; group g starts at

@@ -202,6 +202,16 @@ Status Zero3Engine::Release(int group) {
   return Status::Ok();
 }
 
+void Zero3Engine::OnKernelBegin() {
+  if (trace_) kernel_start_us_ = trace_->NowUs();
+}
+
+void Zero3Engine::OnKernelEnd(const char* kind, int layer, Phase phase) {
+  if (!trace_) return;
+  const std::string name = layer >= 0 ? fmt::format("h{}.{}", layer, kind) : std::string(kind);
+  trace_->Complete(name, PhaseName(phase), kernel_start_us_, trace_->NowUs() - kernel_start_us_, trace_pid_, 0);
+}
+
 Result<float*> Zero3Engine::AcquireGrad(int group) {
   const GroupShard& sh = shards_[static_cast<size_t>(group)];
   ZINF_ASSIGN_OR_RETURN(DeviceBuffer b, be_->AllocBuffer(sh.padded * sizeof(float), 4096));

@@ -85,6 +85,8 @@ class Zero3Engine final : public ParamProvider {
   Status Release(int group) override;
   Result<float*> AcquireGrad(int group) override;
   Status ReleaseGrad(int group) override;
+  void OnKernelBegin() override;
+  void OnKernelEnd(const char* kind, int layer, Phase phase) override;
 
   // Records every op (compute track), lane job and optimizer group into `trace` under
   // process `pid` (the rank), in the simulator's resource names. nullptr stops recording
@@ -151,6 +153,7 @@ class Zero3Engine final : public ParamProvider {
   reports::ChromeTraceWriter* trace_ = nullptr;
   int64_t trace_pid_ = 0;
   double op_start_us_ = 0;
+  double kernel_start_us_ = 0;
   void Count(double Zero3Stats::*field, double v) const;  // lanes update stats concurrently
   mutable std::mutex stats_mu_;
   mutable Zero3Stats stats_;

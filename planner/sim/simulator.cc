@@ -183,11 +183,12 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                   });
     fwd_end = g.end(last);
     // Backward, segment by segment from the last: recompute the segment, then its backward.
+    // Recompute tasks carry the phase "recompute", as zrun's measured trace labels them.
     for (auto s = segments.rbegin(); s != segments.rend(); ++s) {
       const Op& first = ops[static_cast<size_t>(s->front())];
       if (ckpt && first.in_block && first.layer < recomputed) {
-        if (offload_ckpt) last = g.Add(Res::kH2D, ckpt_bytes / r.h2d, {{last, true}}, "backward", "checkpoint h2d");
-        last = pb.Run(ops, *s, last, "backward", keep, [](const Op& op) { return op.fwd_s; }, [](const Op&, int) {});
+        if (offload_ckpt) last = g.Add(Res::kH2D, ckpt_bytes / r.h2d, {{last, true}}, "recompute", "checkpoint h2d");
+        last = pb.Run(ops, *s, last, "recompute", keep, [](const Op& op) { return op.fwd_s; }, [](const Op&, int) {});
       }
       std::vector<int> rev(s->rbegin(), s->rend());
       last = pb.Run(ops, rev, last, "backward", keep, [](const Op& op) { return op.bwd_s; },

@@ -21,7 +21,7 @@ const char* ResName(Res r);  // "compute", "h2d", ... (the names Prediction::bus
 
 struct SimTask {
   std::string name;       // empty unless SimOptions::keep_tasks
-  std::string phase;      // forward | backward | optimizer
+  std::string phase;      // forward | recompute | backward | optimizer
   Res res = Res::kCompute;
   double dur_s = 0;
   double start_s = 0;

@@ -143,6 +143,36 @@ TEST(Checkpointing, SimulatorRecomputesWhatTheAnalyticModelCounts) {
   EXPECT_NEAR(half, EstimateTime(m, hw, k).busy_s["compute"], 1e-9 * half);
 }
 
+// Recompute tasks carry their own phase, as zrun's measured trace labels them: one forward
+// of the recomputed layers' ops, none of the last segment's.
+TEST(Checkpointing, RecomputeHasItsOwnPhase) {
+  HwProfile hw = Dgx2();
+  ModelSpec m = Gpt(4, 1024, 16);
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.gpus_per_node = 1;
+  k.ckpt_interval = 2;  // layers 0-1 recomputed, 2-3 not
+  SimOptions o;
+  o.keep_tasks = true;
+  const SimResult r = SimulateStep(m, hw, k, o);
+  int fwd_qkv = 0, re_qkv0 = 0, re_qkv2 = 0;
+  double re_s = 0;
+  for (const SimTask& t : r.tasks) {
+    if (t.phase == "forward" && t.name == "h0.attn.qkv") ++fwd_qkv;
+    if (t.phase == "recompute" && t.name == "h0.attn.qkv") ++re_qkv0;
+    if (t.phase == "recompute" && t.name == "h2.attn.qkv") ++re_qkv2;
+    if (t.phase == "recompute" && t.res == Res::kCompute) re_s += t.dur_s;
+  }
+  EXPECT_EQ(fwd_qkv, 1);
+  EXPECT_EQ(re_qkv0, 1);
+  EXPECT_EQ(re_qkv2, 0);
+  // The recompute phase's compute is exactly what checkpointing adds.
+  const double with = r.busy_s[static_cast<size_t>(Res::kCompute)];
+  k.ckpt_interval = 0;
+  const double without = SimulateStep(m, hw, k).busy_s[static_cast<size_t>(Res::kCompute)];
+  EXPECT_GT(re_s, 0);
+  EXPECT_NEAR(re_s, with - without, 1e-9 * with);
+}
+
 // Measured attention forward and backward split the profiled forward + backward time.
 TEST(OpGraph, AttentionSplitFollowsTheForwardCurve) {
   HwProfile hw = Dgx2();

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "executor/comm/thread_comm.h"
 #include "executor/train/trainer.h"
+#include "reports/chrome_trace.h"
 #include "tests/executor/zero3/tiny_plan.h"
 
 namespace zinf {
@@ -74,6 +77,41 @@ TEST(Zero3Train, LossFallsOnText) {
   std::vector<double> l = Losses(TinyPlan("nvme", "host", "nvme", 2, 4), 40);
   double first = (l[0] + l[1] + l[2]) / 3, last = (l[37] + l[38] + l[39]) / 3;
   EXPECT_LT(last, first - 1.0) << "first " << first << " last " << last;
+}
+
+// The compute track of a traced step holds the kernels that use no parameter group too
+// (attention, GELU, the loss), each under its phase and in the simulator's names, and the
+// recomputed segment under "recompute".
+TEST(Zero3Train, TraceRecordsKernelsBetweenOps) {
+  Plan p = TinyPlan("host", "host", "host", 1, 4);
+  p.knobs.ckpt_interval = 1;  // 2 layers: layer 0 is recomputed, layer 1 is not
+  reports::ChromeTraceWriter trace;
+  ThreadCommGroup group(1);
+  Status st = group.Run([&](Comm& c) -> Status {
+    TrainOptions o;
+    o.data_path = Corpus();
+    o.threads = 1;
+    ZINF_ASSIGN_OR_RETURN(auto t, Trainer::Create(p, &c, o));
+    t->engine().SetTrace(&trace, 0);
+    ZINF_RETURN_IF_ERROR(t->Step(0).status());
+    t->engine().SetTrace(nullptr, 0);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::map<std::pair<std::string, std::string>, int> n;  // (phase, name) -> events on the compute track
+  for (const reports::TraceEvent& e : trace.Events())
+    if (e.ph == 'X' && e.tid == 0) {
+      ++n[{e.cat, e.name}];
+      EXPECT_GE(e.dur_us, 0) << e.name;
+    }
+  for (const char* name : {"h0.attn.core", "h1.attn.core", "h0.mlp.gelu", "h1.mlp.gelu", "loss"}) {
+    EXPECT_EQ((n[{"forward", name}]), 1) << name;
+    EXPECT_EQ((n[{"backward", name}]), 1) << name;
+  }
+  EXPECT_EQ((n[{"recompute", "h0.attn.core"}]), 1);
+  EXPECT_EQ((n[{"recompute", "h0.mlp.gelu"}]), 1);
+  EXPECT_EQ((n[{"recompute", "h1.attn.core"}]), 0) << "the last segment is not recomputed";
+  EXPECT_EQ((n[{"recompute", "loss"}]), 0);
 }
 
 TEST(Zero3Train, DeviceBudgetIsEnforced) {
