@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "executor/backend/cpu/cpu_backend.h"
 #include "planner/profile/probes.h"
+#include "planner/profile/timing.h"
 
 namespace zinf {
 namespace {
@@ -82,22 +83,6 @@ Status ProbeGemmBf16(ProfileContext& ctx, HwProfile& hw) {
   return Status::Ok();
 }
 
-// Repeats fn until `budget` seconds have been timed (at least 3 runs); the median.
-template <typename Fn>
-double MedianTime(double budget, Fn fn) {
-  std::vector<double> times;
-  double total = 0;
-  while ((total < budget || times.size() < 3) && times.size() < 2000) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    times.push_back(dt);
-    total += dt;
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 // Sorts by x and merges equal x (their mean), so x is strictly increasing.
 std::vector<CurvePoint> Merged(std::vector<CurvePoint> curve) {
   std::sort(curve.begin(), curve.end(), [](const CurvePoint& x, const CurvePoint& y) { return x.x < y.x; });
@@ -131,51 +116,64 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
   ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(max_bytes * 2 + (64u << 20), ctx.options().threads));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
+  size_t max_elems = 0;
+  for (const AttShape& a : shapes) max_elems = std::max(max_elems, static_cast<size_t>(a.B) * a.T * 3 * a.C);
+  std::vector<float> pool(max_elems);  // inputs of every shape: prefixes of one random pool
+  for (auto& x : pool) x = u(rng);
+  const double budget = (quick ? 0.05 : 0.15) / kProbeRounds;
+  std::vector<std::vector<double>> fwd_t(shapes.size()), total_t(shapes.size());
+  for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
+    for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+      const AttShape& a = shapes[si];
+      const size_t n = static_cast<size_t>(a.B) * a.T;
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dq, be->AllocBuffer(n * 3 * a.C * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dd, be->AllocBuffer(n * a.C * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer out, be->AllocBuffer(n * a.C * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer probs, be->AllocBuffer(static_cast<size_t>(a.B) * a.H * a.T * a.T * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dqkv, be->AllocBuffer(n * 3 * a.C * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer ws, be->AllocBuffer(std::max<size_t>(4, be->AttentionWorkspaceBytes(a.B, a.T, a.C, a.H))));
+      ZINF_RETURN_IF_ERROR(be->CopyH2D(dq.data(), pool.data(), dq.bytes()));
+      ZINF_RETURN_IF_ERROR(be->CopyH2D(dd.data(), pool.data(), dd.bytes()));
+      auto fwd = [&] { be->AttentionFwd(dq.as<float>(), out.as<float>(), probs.as<float>(), a.B, a.T, a.C, a.H); };
+      auto run = [&] {
+        fwd();
+        be->AttentionBwd(dd.as<float>(), dq.as<float>(), probs.as<float>(), dqkv.as<float>(), ws.as<float>(), a.B, a.T,
+                         a.C, a.H);
+      };
+      run();
+      TimeRuns(budget, 1, fwd, &fwd_t[si]);
+      TimeRuns(budget, 1, run, &total_t[si]);
+      if (round == 0) {
+        std::vector<float> check(dqkv.bytes() / 4);
+        ZINF_RETURN_IF_ERROR(be->CopyD2H(check.data(), dqkv.data(), check.size() * 4));
+        for (float x : check)
+          if (!std::isfinite(x))
+            return Internal(fmt::format("attention probe: non-finite gradient at B {} T {} C {}", a.B, a.T, a.C));
+      }
+      ctx.Progress("gemm", fmt::format("attention round {}/{}, {}/{}: B {} T {} C {} H {}", round + 1, kProbeRounds, si + 1,
+                                       shapes.size(), a.B, a.T, a.C, a.H));
+    }
+  }
   std::vector<CurvePoint> curve, fwd_curve;
-  for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    if (total_t[si].empty() || fwd_t[si].empty()) continue;  // cancelled before this shape
     const AttShape& a = shapes[si];
-    const size_t n = static_cast<size_t>(a.B) * a.T;
-    std::vector<float> qkv(n * 3 * a.C), dout(n * a.C);
-    for (auto& x : qkv) x = u(rng);
-    for (auto& x : dout) x = u(rng);
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dq, be->AllocBuffer(qkv.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dd, be->AllocBuffer(dout.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer out, be->AllocBuffer(n * a.C * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer probs, be->AllocBuffer(static_cast<size_t>(a.B) * a.H * a.T * a.T * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dqkv, be->AllocBuffer(qkv.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer ws, be->AllocBuffer(std::max<size_t>(4, be->AttentionWorkspaceBytes(a.B, a.T, a.C, a.H))));
-    ZINF_RETURN_IF_ERROR(be->CopyH2D(dq.data(), qkv.data(), qkv.size() * 4));
-    ZINF_RETURN_IF_ERROR(be->CopyH2D(dd.data(), dout.data(), dout.size() * 4));
-    auto fwd = [&] { be->AttentionFwd(dq.as<float>(), out.as<float>(), probs.as<float>(), a.B, a.T, a.C, a.H); };
-    auto run = [&] {
-      fwd();
-      be->AttentionBwd(dd.as<float>(), dq.as<float>(), probs.as<float>(), dqkv.as<float>(), ws.as<float>(), a.B, a.T, a.C,
-                       a.H);
-    };
-    run();
-    const double budget = quick ? 0.05 : 0.15;
-    const double fwd_s = MedianTime(budget, fwd);
-    const double total_s = MedianTime(budget, run);
-    std::vector<float> check(dqkv.bytes() / 4);
-    ZINF_RETURN_IF_ERROR(be->CopyD2H(check.data(), dqkv.data(), check.size() * 4));
-    for (float x : check)
-      if (!std::isfinite(x)) return Internal(fmt::format("attention probe: non-finite gradient at B {} T {} C {}", a.B, a.T, a.C));
     const double hd = static_cast<double>(a.C) / a.H;
     const double fwd_flop = 4.0 * a.B * a.H * static_cast<double>(a.T) * a.T * hd;
-    const double rate = 3.0 * fwd_flop / total_s;
     const double key = 4.0 * static_cast<double>(a.T) * a.T * hd;  // one head's forward FLOPs
-    curve.push_back({key, rate});
-    fwd_curve.push_back({key, fwd_flop / fwd_s});
-    ctx.Progress("gemm", fmt::format("attention {}/{}: B {} T {} C {} H {}: {} effective", si + 1, shapes.size(), a.B, a.T,
-                                     a.C, a.H, FormatFlops(rate)));
+    curve.push_back({key, 3.0 * fwd_flop / Median(total_t[si])});
+    fwd_curve.push_back({key, fwd_flop / Median(fwd_t[si])});
+    ctx.Progress("gemm", fmt::format("attention B {} T {} C {} H {}: {} effective", a.B, a.T, a.C, a.H,
+                                     FormatFlops(curve.back().y)));
   }
   const std::vector<CurvePoint> merged = Merged(curve);
   hw.attention_curve = merged;
   hw.attention_fwd_curve = Merged(fwd_curve);
   hw.provenance["device.attention_curve"] = fmt::format(
       "measured: {}, Backend::AttentionFwd + AttentionBwd (CPU backend, fp32), {} shapes, {} threads; x = one head's "
-      "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), median of timed runs",
-      ctx.Today(), merged.size(), be->threads());
+      "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), median of timed runs over {} interleaved "
+      "rounds",
+      ctx.Today(), merged.size(), be->threads(), kProbeRounds);
   hw.provenance["device.attention_fwd_curve"] = fmt::format(
       "measured: {}, Backend::AttentionFwd alone over the same shapes, {} threads; y = forward FLOPs / forward time, median "
       "of timed runs",
@@ -204,55 +202,68 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   for (const Shape& s : shapes)
     max_bytes = std::max(max_bytes, 4 * 2 * (static_cast<size_t>(s.m) * s.k + static_cast<size_t>(s.k) * s.n + static_cast<size_t>(s.m) * s.n));
   ZINF_ASSIGN_OR_RETURN(auto backend, MakeCpuBackend(max_bytes + (16u << 20), ctx.options().threads));
-  std::vector<CurvePoint> curve, bwd_curve;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  const double budget = quick ? 0.04 : 0.1;
-  for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
-    const Shape& s = shapes[si];
-    const int M = s.m, K = s.k, N = s.n;
-    std::vector<float> x(static_cast<size_t>(M) * K), w(static_cast<size_t>(N) * K), dy(static_cast<size_t>(M) * N);
-    for (auto& v : x) v = u(rng);
-    for (auto& v : w) v = u(rng);
-    for (auto& v : dy) v = u(rng);
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dx_in, backend->AllocBuffer(x.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dw_in, backend->AllocBuffer(w.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer ddy, backend->AllocBuffer(dy.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dout, backend->AllocBuffer(dy.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgw, backend->AllocBuffer(w.size() * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgx, backend->AllocBuffer(x.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyH2D(dx_in.data(), x.data(), x.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyH2D(dw_in.data(), w.data(), w.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyH2D(ddy.data(), dy.data(), dy.size() * 4));
-    const float *X = dx_in.as<float>(), *W = dw_in.as<float>(), *DY = ddy.as<float>();
-    float *Y = dout.as<float>(), *GW = dgw.as<float>(), *GX = dgx.as<float>();
-    auto fwd = [&] { backend->Gemm(false, true, M, N, K, 1.f, X, K, W, K, 0.f, Y, N); };
-    auto bwd = [&] {
-      backend->Gemm(true, false, N, K, M, 1.f, DY, N, X, K, 0.f, GW, K);
-      backend->Gemm(false, false, M, K, N, 1.f, DY, N, W, K, 0.f, GX, K);
-    };
-    // Warm up (twice: thread pools start on the first call), then the median of timed runs.
-    for (int r = 0; r < 2; ++r) {
-      fwd();
-      bwd();
+  size_t max_elems = 0;
+  for (const Shape& s : shapes)
+    max_elems = std::max({max_elems, static_cast<size_t>(s.m) * s.k, static_cast<size_t>(s.k) * s.n, static_cast<size_t>(s.m) * s.n});
+  // Every shape's X, W and dY are windows of one random pool (at different offsets).
+  std::vector<float> pool(max_elems + 2);
+  for (auto& v : pool) v = u(rng);
+  const double budget = (quick ? 0.04 : 0.1) / kProbeRounds;
+  std::vector<std::vector<double>> fwd_t(shapes.size()), bwd_t(shapes.size());
+  for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
+    for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+      const Shape& s = shapes[si];
+      const int M = s.m, K = s.k, N = s.n;
+      const size_t nx = static_cast<size_t>(M) * K, nw = static_cast<size_t>(N) * K, ny = static_cast<size_t>(M) * N;
+      const float *x = pool.data(), *w = pool.data() + 1, *dy = pool.data() + 2;
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dx_in, backend->AllocBuffer(nx * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dw_in, backend->AllocBuffer(nw * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer ddy, backend->AllocBuffer(ny * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dout, backend->AllocBuffer(ny * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgw, backend->AllocBuffer(nw * 4));
+      ZINF_ASSIGN_OR_RETURN(DeviceBuffer dgx, backend->AllocBuffer(nx * 4));
+      ZINF_RETURN_IF_ERROR(backend->CopyH2D(dx_in.data(), x, nx * 4));
+      ZINF_RETURN_IF_ERROR(backend->CopyH2D(dw_in.data(), w, nw * 4));
+      ZINF_RETURN_IF_ERROR(backend->CopyH2D(ddy.data(), dy, ny * 4));
+      const float *X = dx_in.as<float>(), *W = dw_in.as<float>(), *DY = ddy.as<float>();
+      float *Y = dout.as<float>(), *GW = dgw.as<float>(), *GX = dgx.as<float>();
+      auto fwd = [&] { backend->Gemm(false, true, M, N, K, 1.f, X, K, W, K, 0.f, Y, N); };
+      auto bwd = [&] {
+        backend->Gemm(true, false, N, K, M, 1.f, DY, N, X, K, 0.f, GW, K);
+        backend->Gemm(false, false, M, K, N, 1.f, DY, N, W, K, 0.f, GX, K);
+      };
+      // Warm up (twice in the first round: thread pools start on the first call).
+      for (int r = 0; r < (round == 0 ? 2 : 1); ++r) {
+        fwd();
+        bwd();
+      }
+      TimeRuns(budget, 1, fwd, &fwd_t[si]);
+      TimeRuns(budget, 1, bwd, &bwd_t[si]);
+      if (round == 0) {
+        std::vector<float> out(ny), gw(nw), gx(nx);
+        ZINF_RETURN_IF_ERROR(backend->CopyD2H(out.data(), Y, ny * 4));
+        ZINF_RETURN_IF_ERROR(backend->CopyD2H(gw.data(), GW, nw * 4));
+        ZINF_RETURN_IF_ERROR(backend->CopyD2H(gx.data(), GX, nx * 4));
+        auto at = [](const float* v, int ld) { return [v, ld](int i, int j) { return v[static_cast<size_t>(i) * ld + j]; }; };
+        auto tr = [](const float* v, int ld) { return [v, ld](int i, int j) { return v[static_cast<size_t>(j) * ld + i]; }; };
+        ZINF_RETURN_IF_ERROR(Verify(at(x, K), tr(w, K), out, M, N, K, "forward"));
+        ZINF_RETURN_IF_ERROR(Verify(tr(dy, N), at(x, K), gw, N, K, M, "dW"));
+        ZINF_RETURN_IF_ERROR(Verify(at(dy, N), at(w, K), gx, M, K, N, "dX"));
+      }
+      const double flop = 2.0 * M * K * N;
+      ctx.Progress("gemm", fmt::format("round {}/{}, {}/{}: {}x{}x{} forward {}, backward {}", round + 1, kProbeRounds, si + 1,
+                                       shapes.size(), M, K, N, FormatFlops(flop / Median(fwd_t[si])),
+                                       FormatFlops(2.0 * flop / Median(bwd_t[si]))));
     }
-    const double flop = 2.0 * M * K * N;
-    const double fwd_s = MedianTime(budget, fwd);
-    const double bwd_s = MedianTime(budget, bwd);
-    std::vector<float> out(dy.size()), gw(w.size()), gx(x.size());
-    ZINF_RETURN_IF_ERROR(backend->CopyD2H(out.data(), Y, out.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyD2H(gw.data(), GW, gw.size() * 4));
-    ZINF_RETURN_IF_ERROR(backend->CopyD2H(gx.data(), GX, gx.size() * 4));
-    auto at = [](const std::vector<float>& v, int ld) { return [&v, ld](int i, int j) { return v[static_cast<size_t>(i) * ld + j]; }; };
-    auto tr = [](const std::vector<float>& v, int ld) { return [&v, ld](int i, int j) { return v[static_cast<size_t>(j) * ld + i]; }; };
-    ZINF_RETURN_IF_ERROR(Verify(at(x, K), tr(w, K), out, M, N, K, "forward"));
-    ZINF_RETURN_IF_ERROR(Verify(tr(dy, N), at(x, K), gw, N, K, M, "dW"));
-    ZINF_RETURN_IF_ERROR(Verify(at(dy, N), at(w, K), gx, M, K, N, "dX"));
-    const double rate = flop / fwd_s;
-    curve.push_back({flop, rate});
-    bwd_curve.push_back({flop, 2.0 * flop / bwd_s});
-    ctx.Progress("gemm", fmt::format("{}/{}: {}x{}x{} forward {}, backward {}", si + 1, shapes.size(), M, K, N, FormatFlops(rate),
-                                     FormatFlops(bwd_curve.back().y)));
+  }
+  std::vector<CurvePoint> curve, bwd_curve;
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    if (fwd_t[si].empty() || bwd_t[si].empty()) continue;  // cancelled before this shape
+    const double flop = 2.0 * shapes[si].m * shapes[si].k * shapes[si].n;
+    curve.push_back({flop, flop / Median(fwd_t[si])});
+    bwd_curve.push_back({flop, 2.0 * flop / Median(bwd_t[si])});
   }
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
@@ -267,12 +278,12 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   hw.device_name = "cpu (CPU backend)";
   const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y = X W^T, {} threads",
                                          ctx.Today(), shapes.size(), backend->threads());
-  hw.provenance["device.achievable_flops"] = method + "; median of timed runs, best shape";
+  hw.provenance["device.achievable_flops"] = method + fmt::format("; median of timed runs over {} interleaved rounds, best shape", kProbeRounds);
   hw.provenance["device.peak_flops"] = method + "; fastest shape's median (no datasheet peak for the CPU backend)";
   hw.provenance["device.gemm_bwd_curve"] = fmt::format(
       "measured: {}, Backend::Gemm dW = dY^T X plus dX = dY W over the same shapes, {} threads; x = forward FLOPs, y = 2 x "
-      "forward FLOPs / backward time, median of timed runs",
-      ctx.Today(), backend->threads());
+      "forward FLOPs / backward time, median of timed runs over {} interleaved rounds",
+      ctx.Today(), backend->threads(), kProbeRounds);
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 #include "executor/comm/loopback_comm.h"
 #include "executor/zero3/coordinator.h"
 #include "planner/profile/probes.h"
+#include "planner/profile/timing.h"
 
 namespace zinf {
 
@@ -57,10 +58,9 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
     times.push_back(dt);
     total += dt;
   }
-  std::sort(times.begin(), times.end());
   // Per op of a forward pass (the model costs backward as 2 x forward).
   const double fwd_ops = static_cast<double>(gpt->ForwardSchedule().size());
-  hw.op_overhead_s = times[times.size() / 2] / (3.0 * fwd_ops);
+  hw.op_overhead_s = Median(times) / (3.0 * fwd_ops);
   hw.provenance["device.op_overhead_s"] = fmt::format(
       "measured: {}, Gpt::ForwardBackward of a {}-layer GPT with hidden {} and {} tokens (no arithmetic to speak of) "
       "on the ZeRO-3 engine (1 rank, states on the device), {} threads: median step / (3 x {} forward ops)",
@@ -76,16 +76,11 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
     ZINF_RETURN_IF_ERROR(be->CopyH2D(x.data(), host.data(), n * 4));
     be->GeluFwd(x.as<float>(), y.as<float>(), n);
     std::vector<double> gt;
-    for (int r = 0; r < (ctx.options().quick ? 5 : 15); ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      be->GeluFwd(x.as<float>(), y.as<float>(), n);
-      gt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(gt.begin(), gt.end());
+    TimeRuns(0, ctx.options().quick ? 5 : 15, [&] { be->GeluFwd(x.as<float>(), y.as<float>(), n); }, &gt);
     ZINF_RETURN_IF_ERROR(be->CopyD2H(host.data(), y.data(), 4 * 16));
     const double x0 = -4.0, ref = 0.5 * x0 * (1 + std::tanh(0.7978845608 * (x0 + 0.044715 * x0 * x0 * x0)));
     if (std::fabs(host[0] - ref) > 1e-4) return Internal(fmt::format("gelu probe: gelu(-4) = {}, expected {}", host[0], ref));
-    hw.gelu_elems_per_s = static_cast<double>(n) / gt[gt.size() / 2];
+    hw.gelu_elems_per_s = static_cast<double>(n) / Median(gt);
     // Backward: dX = dY * gelu'(X), in place on dY as the executor runs it.
     ZINF_ASSIGN_OR_RETURN(DeviceBuffer dy, be->AllocBuffer(n * 4));
     std::vector<double> bt;
@@ -95,8 +90,7 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
       be->GeluBwd(dy.as<float>(), x.as<float>(), dy.as<float>(), n);
       bt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(bt.begin(), bt.end());
-    hw.gelu_bwd_elems_per_s = static_cast<double>(n) / bt[bt.size() / 2];
+    hw.gelu_bwd_elems_per_s = static_cast<double>(n) / Median(bt);
     hw.provenance["device.gelu_bwd_elems_per_s"] = fmt::format(
         "measured: {}, Backend::GeluBwd (in place) over {} elements, {} threads, median of {} runs", ctx.Today(), n,
         be->threads(), bt.size());

@@ -8,11 +8,27 @@
 #include <fstream>
 
 #include "core/hw_profile.h"
+#include "planner/profile/timing.h"
 
 namespace zinf {
 namespace {
 
 namespace fs = std::filesystem;
+
+TEST(ProbeTiming, MedianAndRunCounts) {
+  EXPECT_EQ(Median({}), 0);
+  EXPECT_EQ(Median({3, 1, 2}), 2);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 3);  // upper middle
+  EXPECT_EQ(Median({5, 100, 5, 5, 0}), 5);
+  std::vector<double> t;
+  int calls = 0;
+  TimeRuns(0, 4, [&] { ++calls; }, &t);  // no budget: exactly the minimum
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(t.size(), 4u);
+  TimeRuns(1e9, 1, [&] { ++calls; }, &t);  // a budget never reached: capped at 2000 runs
+  EXPECT_EQ(t.size(), 2004u);
+  for (double x : t) EXPECT_GE(x, 0);
+}
 
 TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   fs::path dir = fs::path(::testing::TempDir()) / "zinf-profile-test";
