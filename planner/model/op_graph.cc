@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "planner/model/memory_model.h"
 
 namespace zinf {
@@ -10,6 +12,16 @@ double CpuRankShare(const HwProfile& hw, const PlanKnobs& k) {
   if (hw.backend != "cpu" || k.gpus_per_node <= hw.gpus_per_node || k.gpus_per_node <= 0) return 1.0;
   return static_cast<double>(hw.gpus_per_node) / static_cast<double>(k.gpus_per_node);
 }
+
+namespace {
+double PerRank(double per_gpu, double node, int64_t ranks_per_node) {
+  if (node <= 0 || ranks_per_node <= 0) return per_gpu;
+  return std::min(per_gpu, node / static_cast<double>(ranks_per_node));
+}
+}  // namespace
+
+double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k) { return PerRank(hw.nvme_read_bw, hw.nvme_read_bw_node, k.gpus_per_node); }
+double NvmeWriteBwPerRank(const HwProfile& hw, const PlanKnobs& k) { return PerRank(hw.nvme_write_bw, hw.nvme_write_bw_node, k.gpus_per_node); }
 
 int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k) {
   if (k.ckpt_interval <= 0 || k.ckpt_interval >= m.n_layer) return 0;

@@ -33,6 +33,10 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k);
 // The fraction of the profiled device one rank gets: 1 on GPUs; on the CPU backend, where the
 // profile measured the whole CPU, hw.gpus_per_node / ranks per node when more ranks share it.
 double CpuRankShare(const HwProfile& hw, const PlanKnobs& k);
+// One rank's NVMe bandwidth: the profile's per-GPU figure, but no more than the node's drives
+// divided among the plan's ranks per node (4 ranks on a 1-device CPU profile share its drive).
+double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k);
+double NvmeWriteBwPerRank(const HwProfile& hw, const PlanKnobs& k);
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names = true);
 
 }  // namespace zinf

@@ -67,20 +67,21 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   const double ga = static_cast<double>(k.grad_accum), w = DtypeBytes(k.dtype);
   const Placement& pl = k.placement;
   const int64_t n_ops = m.n_layer * 6 * k.tile_factor + 2;  // fetch units per pass
+  const double nvme_r = NvmeReadBwPerRank(hw, k), nvme_w = NvmeWriteBwPerRank(hw, k);
 
   // Per micro-step: params fetched for forward, backward and (checkpointing) the recompute.
   const double shard_bytes = w * P / dp;
   const double fetches = FetchesPerMicroStep(m, k) * ga;
   std::map<std::string, double> busy;
   busy["compute"] = ga * ComputeTimePerMicroStep(m, hw, k);
-  if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, hw.nvme_read_bw);
+  if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, nvme_r);
   if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P);             // reduce-scatter of grads
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
   if (pl.grads == Tier::kNvme) {  // written per micro-step; micro-steps after the first read it back
-    busy["nvme_write"] += ga * Safe(sb.grad * P / dp, hw.nvme_write_bw);
-    busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, hw.nvme_read_bw);
+    busy["nvme_write"] += ga * Safe(sb.grad * P / dp, nvme_w);
+    busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, nvme_r);
   }
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
@@ -92,7 +93,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   // is serialised with compute. The first fetch of a pass is exposed (pipeline fill).
   const double per_op_fill = [&] {
     double fill = 0;
-    if (pl.params == Tier::kNvme) fill += Safe(shard_bytes / n_ops, hw.nvme_read_bw);
+    if (pl.params == Tier::kNvme) fill += Safe(shard_bytes / n_ops, nvme_r);
     if (pl.params != Tier::kDevice) fill += Safe(shard_bytes / n_ops, hw.h2d_bw);
     fill += CollectiveTime(hw, k, w * P / n_ops);
     return fill;
@@ -131,13 +132,13 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["cpu_optimizer"] = cpu;
     double rd = 0, wr = 0;
     if (pl.optimizer == Tier::kNvme) {
-      rd = Safe(sb.optimizer * P / dp, hw.nvme_read_bw);
-      wr = Safe(sb.optimizer * P / dp, hw.nvme_write_bw);
+      rd = Safe(sb.optimizer * P / dp, nvme_r);
+      wr = Safe(sb.optimizer * P / dp, nvme_w);
     }
     // Adam also reads the gradients and, without a separate fp32 master, the params themselves.
-    rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, hw.nvme_read_bw);
+    rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, nvme_r);
     // Updated working params go back to where they live (host-resident ones are updated in place).
-    if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, hw.nvme_write_bw);
+    if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, nvme_w);
     const double wb = pl.params == Tier::kDevice ? Safe(sb.param * P / dp, hw.h2d_bw) : 0.0;
     busy["h2d"] += wb;
     busy["nvme_read"] += rd;

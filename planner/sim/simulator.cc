@@ -150,7 +150,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, o.keep_tasks);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
-  Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(hw.nvme_read_bw), bw(hw.nvme_write_bw), bw(hw.h2d_bw), bw(hw.d2h_bw)};
+  Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw)};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.

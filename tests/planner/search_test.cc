@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
 #include "test_fixtures.h"
@@ -117,11 +118,35 @@ TEST(TimeModel, NvmeBoundStepScalesWithBandwidth) {
   k.placement = FindStrategy("all:nvme")->placement;
   DeriveBuffers(m, k);
   TimeEstimate a = EstimateTime(m, hw, k);
+  // Faster links per GPU do not help while the node's drives stay as they are: the ranks of a
+  // node share them.
+  HwProfile links = hw;
+  links.nvme_read_bw *= 2;
+  links.nvme_write_bw *= 2;
+  EXPECT_DOUBLE_EQ(EstimateTime(m, links, k).step_s, a.step_s);
   hw.nvme_read_bw *= 2;
   hw.nvme_write_bw *= 2;
+  hw.nvme_read_bw_node *= 2;
+  hw.nvme_write_bw_node *= 2;
   TimeEstimate b = EstimateTime(m, hw, k);
   EXPECT_LT(b.step_s, a.step_s);
   EXPECT_TRUE(a.bottleneck == "nvme_read" || a.bottleneck == "nvme_write") << a.bottleneck;
+}
+
+// A CPU profile measures one device with the node's drive; 4 ranks on it get a quarter each.
+TEST(TimeModel, RanksOfANodeShareItsNvme) {
+  HwProfile hw;
+  hw.gpus_per_node = 1;
+  hw.nvme_read_bw = hw.nvme_read_bw_node = 1e9;
+  hw.nvme_write_bw = hw.nvme_write_bw_node = 8e8;
+  PlanKnobs k;
+  k.gpus_per_node = 1;
+  EXPECT_DOUBLE_EQ(NvmeReadBwPerRank(hw, k), 1e9);
+  k.gpus_per_node = 4;
+  EXPECT_DOUBLE_EQ(NvmeReadBwPerRank(hw, k), 2.5e8);
+  EXPECT_DOUBLE_EQ(NvmeWriteBwPerRank(hw, k), 2e8);
+  hw.nvme_read_bw_node = 0;  // unknown node figure: the per-GPU one
+  EXPECT_DOUBLE_EQ(NvmeReadBwPerRank(hw, k), 1e9);
 }
 
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
