@@ -47,6 +47,50 @@ ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t t
   return s;
 }
 
+double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window) {
+  const double C = static_cast<double>(m.hidden);
+  const int64_t t = std::max<int64_t>(tile, 1);
+  const double td = static_cast<double>(t);
+  auto padded = [&](double numel) {
+    const double per = std::ceil(numel / static_cast<double>(dp));
+    return std::max(1.0, std::ceil(per / 1024.0)) * 1024.0 * static_cast<double>(dp);
+  };
+  const double embed = padded(static_cast<double>(m.vocab) * C + static_cast<double>(seq_len) * C), ln = padded(2 * C);
+  const double qkv = padded(3 * C / td * C + 3 * C / td), proj = padded(C / td * C + C / td);
+  const double fc = padded(4 * C / td * C + 4 * C / td), mproj = padded(C / td * 4 * C + C / td);
+  std::vector<double> ops{embed};  // forward: embed, blocks, ln_f, LM head (the embedding)
+  auto linear = [&](double size) { ops.insert(ops.end(), static_cast<size_t>(t), size); };
+  for (int64_t l = 0; l < m.n_layer; ++l) {
+    ops.push_back(ln);
+    linear(qkv);
+    linear(proj);
+    ops.push_back(ln);
+    linear(fc);
+    linear(mproj);
+  }
+  ops.push_back(ln);
+  ops.push_back(embed);
+  ops.push_back(embed);  // backward: LM head, ln_f, blocks in reverse, token embedding
+  ops.push_back(ln);
+  for (int64_t l = 0; l < m.n_layer; ++l) {
+    linear(mproj);
+    linear(fc);
+    ops.push_back(ln);
+    linear(proj);
+    linear(qkv);
+    ops.push_back(ln);
+  }
+  ops.push_back(embed);
+  const size_t w = static_cast<size_t>(std::clamp<int64_t>(window, 1, static_cast<int64_t>(ops.size())));
+  double sum = 0, best = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    sum += ops[i];
+    if (i >= w) sum -= ops[i - w];
+    best = std::max(best, sum);
+  }
+  return best;
+}
+
 double ExecutorPinnedPoolBytes(const ExecutorShards& s, const PlanKnobs& k) {
   const int64_t da = std::max<int64_t>(0, k.prefetch_allgather), dh = std::max(da, k.prefetch_h2d);
   const int64_t dn = std::max(dh, k.prefetch_nvme);
@@ -140,19 +184,39 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
         k.accounting == "paper" ? "optimizer states (fp32 master, grad, m, v)" : "optimizer states (fp32 master, m, v)",
         shard_text("optimizer", sb.optimizer, pl.optimizer));
 
-  // 2. Model-state working memory: the largest op's gathered params + grads (tiled linears / t).
-  const double op_params = std::max(ops.largest_linear / t, ops.embedding);
-  a.Add(Tier::kDevice, 2 * w * op_params, "model-state working memory (largest op p+g)",
-        a.F("2 x {} B x max(largest linear {} / tile {}, embedding {})", w, ops.largest_linear, t, ops.embedding));
-  // Gathered parameters prefetched ahead of use (allgather depth ops, each one op).
-  const double op_bytes = w * std::max(ops.largest_linear / t, ops.layer / 6.0);
-  a.Add(Tier::kDevice, static_cast<double>(k.prefetch_allgather) * op_bytes, "allgather prefetch buffers",
-        a.F("allgather_depth {} x op {} B", k.prefetch_allgather, op_bytes));
-  if (pl.params != Tier::kDevice) {
-    a.Add(Tier::kDevice, static_cast<double>(k.prefetch_h2d) * op_bytes / dp, "H2D prefetch (param shards)",
-          a.F("h2d_depth {} x op {} B / dp", k.prefetch_h2d, op_bytes));
+  if (cpu) {
+    // zinf's executor (executor/zero3/coordinator.cc): a fetched op's params live from the
+    // issue of its fetch to its Release, so the current op and its prefetched successors hold
+    // gathered buffers (one rank: the H2D copy lands in it; params on the device with one rank
+    // are used in place); with several ranks, shards copied ahead wait in their own buffers.
+    // The current op's gradient buffer, and gradients in flight up to the bucket.
+    const int64_t da = std::max<int64_t>(0, k.prefetch_allgather), dh = std::max(da, k.prefetch_h2d);
+    const bool one = k.dp() == 1;
+    const int64_t window = one ? (pl.params == Tier::kDevice ? 0 : dh + 1) : da + 1;
+    const double fetched = window > 0 ? 4.0 * ExecutorFetchWindowElems(m, k.seq_len, k.tile_factor, k.dp(), window) : 0.0;
+    a.Add(Tier::kDevice, fetched, "fetched parameter buffers (executor)",
+          a.F("4 B x the most padded group elements of {} consecutive ops", window));
+    if (!one && pl.params != Tier::kDevice)
+      a.Add(Tier::kDevice, static_cast<double>(dh) * 4.0 * xs.max_elems, "H2D prefetch (param shards)",
+            a.F("h2d_depth {} x largest shard {} x 4 B", dh, xs.max_elems));
+    a.Add(Tier::kDevice, 4.0 * xs.max_elems * dp, "gradient buffer (executor: the current op's)",
+          a.F("4 B x largest padded group {}", xs.max_elems * dp));
+    a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
+  } else {
+    // 2. Model-state working memory: the largest op's gathered params + grads (tiled linears / t).
+    const double op_params = std::max(ops.largest_linear / t, ops.embedding);
+    a.Add(Tier::kDevice, 2 * w * op_params, "model-state working memory (largest op p+g)",
+          a.F("2 x {} B x max(largest linear {} / tile {}, embedding {})", w, ops.largest_linear, t, ops.embedding));
+    // Gathered parameters prefetched ahead of use (allgather depth ops, each one op).
+    const double op_bytes = w * std::max(ops.largest_linear / t, ops.layer / 6.0);
+    a.Add(Tier::kDevice, static_cast<double>(k.prefetch_allgather) * op_bytes, "allgather prefetch buffers",
+          a.F("allgather_depth {} x op {} B", k.prefetch_allgather, op_bytes));
+    if (pl.params != Tier::kDevice) {
+      a.Add(Tier::kDevice, static_cast<double>(k.prefetch_h2d) * op_bytes / dp, "H2D prefetch (param shards)",
+            a.F("h2d_depth {} x op {} B / dp", k.prefetch_h2d, op_bytes));
+    }
+    a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
   }
-  a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
 
   // 3. Activations.
   if (hw.backend == "cpu") {

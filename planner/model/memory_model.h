@@ -33,6 +33,10 @@ struct ExecutorShards {
   double max_elems = 0;
 };
 ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp);
+// The most padded group elements (ceil(numel / dp) to 1024, times dp: a gathered group) that
+// `window` consecutive ops of the executor's step schedule (forward, then backward) touch:
+// what the fetch buffers of the current op and the window - 1 prefetched ones hold at most.
+double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window);
 // The executor's pinned staging pool per rank (Zero3Engine::Setup): NVMe reads in flight
 // (prefetch depth + 1), a grad read-modify-write (2) and the optimizer pipeline (3 groups x 4
 // states), each one largest shard, plus 1 MiB.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/units.h"
 #include "test_fixtures.h"
 
@@ -134,6 +136,43 @@ namespace zinf {
 namespace {
 
 // DeepSpeed's estimate_zero3 closed forms, and where zinf's accounting agrees with them.
+// zinf's executor: fetch buffers of consecutive ops (the current one and its prefetched
+// successors), sized by the groups they really are, not all as the largest.
+TEST(EstimateMemory, ExecutorFetchBuffersFollowTheSchedule) {
+  ModelSpec m = testing::Gpt(2, 512, 8, 256);
+  m.vocab = 256;
+  const double C = 512;
+  auto pad = [](double n) { return std::ceil(n / 1024) * 1024; };
+  const double fc = pad(4 * C * C + 4 * C), mproj = pad(4 * C * C + C), ln = pad(2 * C);
+  EXPECT_DOUBLE_EQ(ExecutorFetchWindowElems(m, 256, 1, 1, 1), fc);
+  EXPECT_DOUBLE_EQ(ExecutorFetchWindowElems(m, 256, 1, 1, 2), fc + mproj);
+  EXPECT_DOUBLE_EQ(ExecutorFetchWindowElems(m, 256, 1, 1, 3), ln + fc + mproj);
+  // Tiled in two: two tiles of fc then two of mproj.
+  EXPECT_DOUBLE_EQ(ExecutorFetchWindowElems(m, 256, 2, 1, 2), 2 * pad(2 * C * C + 2 * C));
+  // Four ranks: each group padded per rank, gathered whole.
+  EXPECT_DOUBLE_EQ(ExecutorFetchWindowElems(m, 256, 1, 4, 1), 4 * pad((4 * C * C + 4 * C) / 4));
+
+  HwProfile hw;
+  hw.backend = "cpu";
+  PlanKnobs k;
+  k.micro_batch = 1;
+  k.seq_len = 256;
+  k.dtype = "fp32";
+  k.prefetch_allgather = 1;
+  k.prefetch_h2d = 1;
+  auto item = [&](const char* name) {
+    for (const MemoryItem& it : EstimateMemory(m, hw, k).items)
+      if (it.name == name) return it.bytes;
+    return 0.0;
+  };
+  // One rank, params on the device: used in place, nothing fetched.
+  EXPECT_EQ(item("fetched parameter buffers (executor)"), 0.0);
+  EXPECT_DOUBLE_EQ(item("gradient buffer (executor: the current op's)"), 4 * fc);
+  // Params on the host: the current op and one ahead, copied into their own buffers.
+  k.placement.params = Tier::kHost;
+  EXPECT_DOUBLE_EQ(item("fetched parameter buffers (executor)"), 4 * (fc + mproj));
+}
+
 TEST(DeepSpeedEstimate, ClosedFormsAndAgreement) {
   const double P = 1e9, L = 1e7;
   auto rows = DeepSpeedZero3Estimate(P, L, 8, 2);
