@@ -9,7 +9,10 @@ Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,.
                          [--repeat N] [--out DIR]
 --profile measures this machine first (zplan profile, a few minutes on 2 cores) and plans from that
 profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
-between sessions, and a profile from another day does not describe it. --repeat runs each
+between sessions, and a profile from another day does not describe it. It profiles again after
+the last run and re-plans every configuration from that second profile too: the two
+predictions bracket how far the machine itself moved while the matrix ran (10-20% within an
+hour on a shared 2-core VM), beside the error against the first. --repeat runs each
 configuration N times and compares the median, printing the spread so noise shows beside error.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
@@ -93,6 +96,7 @@ def main():
                OMPI_MCA_rmaps_base_oversubscribe="1")
     only = set(filter(None, args.only.split(",")))
     rows = []
+    plan_cmds = {}
     try:
         for name, model, strategy, ranks, mb, ci, ct, tile, steps in CONFIGS:
             if only and name not in only:
@@ -103,6 +107,7 @@ def main():
                    "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
                    "--nvme-dir", args.nvme_dir, "--out", pdir]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+            plan_cmds[name] = cmd
             run = [zrun, "--plan", os.path.join(pdir, "plan.yaml"), "--data", corpus, "--steps", str(steps),
                    "--out", rdir, "--quiet"]
             if ranks > 1:
@@ -138,6 +143,19 @@ def main():
                   f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
                   f"nvme {row['nvme_err_pct']:+6.1f}%"
                   + (f"   runs {measured[0]:.4f}..{measured[-1]:.4f} s" if len(measured) > 1 else ""), flush=True)
+        if args.profile and rows:
+            end_hw = os.path.join(args.out, "hw-profile-end.yaml")
+            print(f"validate: profiling again into {end_hw} ...", flush=True)
+            subprocess.run([zplan, "profile", "-o", end_hw, "--nvme-dir", args.nvme_dir, "--name", "validate-end"],
+                           check=True, stdout=subprocess.DEVNULL)
+            for row in rows:
+                cmd = list(plan_cmds[row["config"]])
+                cmd[cmd.index("--hw") + 1] = end_hw
+                out = os.path.join(work, row["config"], "plan-end")
+                cmd[cmd.index("--out") + 1] = out
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+                row["predicted_end_s"] = float(plan_prediction(open(os.path.join(out, "plan.yaml")).read())["step_time_s"])
+                row["error_end_pct"] = err(row["measured_s"], row["predicted_end_s"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not rows:
@@ -145,6 +163,12 @@ def main():
     errs = [abs(r["error_pct"]) for r in rows]
     mean, worst = sum(errs) / len(errs), max(errs)
     print(f"\n{len(rows)} configurations: mean |error| {mean:.1f}%, max {worst:.1f}% (targets: mean < 5%, max < 10%)")
+    end = "predicted_end_s" in rows[0]
+    if end:
+        e2 = [abs(r["error_end_pct"]) for r in rows]
+        drift = statistics.median(r["predicted_end_s"] / r["predicted_s"] for r in rows)
+        print(f"against the profile taken after the runs: mean |error| {sum(e2) / len(e2):.1f}%, max {max(e2):.1f}%; "
+              f"its predictions / the first's: median {drift:.3f}")
     with open(os.path.join(args.out, "validate.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
@@ -155,6 +179,11 @@ def main():
             f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} ({r['runs']}: {r['measured_min_s']:.4f}..{r['measured_max_s']:.4f}) | {r['error_pct']:+.1f}% | "
                     f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% |\n")
         f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
+        if end:
+            f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
+            for r in rows:
+                f.write(f"| {r['config']} | {r['predicted_end_s']:.4f} | {r['error_end_pct']:+.1f}% |\n")
+            f.write(f"\nagainst the end profile: mean |error| {sum(e2) / len(e2):.1f}%, max {max(e2):.1f}%; median drift {drift:.3f}\n")
     return 0
 
 
