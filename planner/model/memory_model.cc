@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace zinf {
 
@@ -27,37 +28,54 @@ double OptimizerExtraNvmeReadBytes(const PlanKnobs& k, const StateBytes& sb) {
   return b;
 }
 
+namespace {
+
+// The executor's parameter groups (executor/model/param_groups.cc): numel of each kind, the
+// linears per tile.
+struct ExecutorGroupNumels {
+  double embed, ln, qkv, proj, fc, mproj;
+};
+
+ExecutorGroupNumels GroupNumels(const ModelSpec& m, int64_t seq_len, int64_t tile) {
+  const double C = static_cast<double>(m.hidden), t = static_cast<double>(std::max<int64_t>(tile, 1));
+  return {static_cast<double>(m.vocab) * C + static_cast<double>(seq_len) * C,  // wte + wpe
+          2 * C, 3 * C / t * C + 3 * C / t, C / t * C + C / t, 4 * C / t * C + 4 * C / t, C / t * 4 * C + C / t};
+}
+
+// One rank's shard of a group of `numel`: ceil(numel / dp), padded to a multiple of 1024.
+double ShardElems(double numel, int64_t dp) {
+  const double per = std::ceil(numel / static_cast<double>(dp));
+  return std::max(1.0, std::ceil(per / 1024.0)) * 1024.0;
+}
+
+}  // namespace
+
 ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
   ExecutorShards s;
-  const double C = static_cast<double>(m.hidden), t = static_cast<double>(std::max<int64_t>(tile, 1));
+  const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
+  const double t = static_cast<double>(std::max<int64_t>(tile, 1));
   auto add = [&](double numel, double count) {
-    const double per = std::ceil(numel / static_cast<double>(dp));
-    const double shard = std::max(1.0, std::ceil(per / 1024.0)) * 1024.0;
+    const double shard = ShardElems(numel, dp);
     s.total_elems += shard * count;
     s.max_elems = std::max(s.max_elems, shard);
   };
-  add(static_cast<double>(m.vocab) * C + static_cast<double>(seq_len) * C, 1);  // wte + wpe
   const double nl = static_cast<double>(m.n_layer);
-  add(2 * C, 2 * nl);                                  // ln1, ln2
-  add(3 * C / t * C + 3 * C / t, t * nl);              // attn.qkv tiles
-  add(C / t * C + C / t, t * nl);                      // attn.proj tiles
-  add(4 * C / t * C + 4 * C / t, t * nl);              // mlp.fc tiles
-  add(C / t * 4 * C + C / t, t * nl);                  // mlp.proj tiles
-  add(2 * C, 1);                                       // ln_f
+  add(g.embed, 1);
+  add(g.ln, 2 * nl);  // ln1, ln2
+  add(g.qkv, t * nl);
+  add(g.proj, t * nl);
+  add(g.fc, t * nl);
+  add(g.mproj, t * nl);
+  add(g.ln, 1);  // ln_f
   return s;
 }
 
 double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window) {
-  const double C = static_cast<double>(m.hidden);
   const int64_t t = std::max<int64_t>(tile, 1);
-  const double td = static_cast<double>(t);
-  auto padded = [&](double numel) {
-    const double per = std::ceil(numel / static_cast<double>(dp));
-    return std::max(1.0, std::ceil(per / 1024.0)) * 1024.0 * static_cast<double>(dp);
-  };
-  const double embed = padded(static_cast<double>(m.vocab) * C + static_cast<double>(seq_len) * C), ln = padded(2 * C);
-  const double qkv = padded(3 * C / td * C + 3 * C / td), proj = padded(C / td * C + C / td);
-  const double fc = padded(4 * C / td * C + 4 * C / td), mproj = padded(C / td * 4 * C + C / td);
+  const ExecutorGroupNumels n = GroupNumels(m, seq_len, tile);
+  auto gathered = [&](double numel) { return ShardElems(numel, dp) * static_cast<double>(dp); };
+  const double embed = gathered(n.embed), ln = gathered(n.ln), qkv = gathered(n.qkv), proj = gathered(n.proj);
+  const double fc = gathered(n.fc), mproj = gathered(n.mproj);
   std::vector<double> ops{embed};  // forward: embed, blocks, ln_f, LM head (the embedding)
   auto linear = [&](double size) { ops.insert(ops.end(), static_cast<size_t>(t), size); };
   for (int64_t l = 0; l < m.n_layer; ++l) {

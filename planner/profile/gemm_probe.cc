@@ -176,8 +176,8 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
       ctx.Today(), merged.size(), be->threads(), kProbeRounds);
   hw.provenance["device.attention_fwd_curve"] = fmt::format(
       "measured: {}, Backend::AttentionFwd alone over the same shapes, {} threads; y = forward FLOPs / forward time, median "
-      "of timed runs",
-      ctx.Today(), be->threads());
+      "of timed runs over {} interleaved rounds",
+      ctx.Today(), be->threads(), kProbeRounds);
   return Status::Ok();
 }
 

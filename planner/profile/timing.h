@@ -39,12 +39,4 @@ inline double Median(std::vector<double> v) {
   return *mid;
 }
 
-// Repeats fn until `budget` seconds have been timed (at least 3 runs); the median.
-template <typename Fn>
-double MedianTime(double budget, Fn&& fn) {
-  std::vector<double> times;
-  TimeRuns(budget, 3, fn, &times);
-  return Median(std::move(times));
-}
-
 }  // namespace zinf
