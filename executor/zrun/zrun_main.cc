@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "core/file_util.h"
 #include "core/hw_profile.h"
@@ -19,6 +20,7 @@
 #include "executor/comm/mpi_comm.h"
 #include "executor/comm/mpi_session.h"
 #include "executor/train/checkpoint.h"
+#include "executor/train/compute_priority.h"
 #include "executor/train/test_hooks.h"
 #include "executor/train/trainer.h"
 #include "executor/zrun/run_report.h"
@@ -34,6 +36,7 @@ struct Args {
   float lr = 3e-4f;
   uint64_t seed = 1234;
   int threads = 0;
+  int compute_nice = -1;  // -1: DefaultComputeNice
   bool quiet = false;
   bool allow_backend_mismatch = false;
   std::string checkpoint_dir, resume, export_safetensors;
@@ -95,6 +98,10 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   auto trainer = Trainer::Create(plan, &comm, o);
   if (!trainer.ok()) return trainer.status();
   Trainer& t = **trainer;
+  // After the workers exist (they keep their priority); kernels run on this thread.
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int nice = a.compute_nice >= 0 ? a.compute_nice : DefaultComputeNice(RanksOnThisNode(comm.size()), cores);
+  ZINF_RETURN_IF_ERROR(SetThreadNice(nice));
   reports::ChromeTraceWriter trace;
   trace.SetMetadata("source", "measured");
   trace.SetMetadata("plan", plan_path);
@@ -202,6 +209,10 @@ int main(int argc, char** argv) {
   app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
   app.add_option("--seed", a.seed, "initialisation seed")->capture_default_str();
   app.add_option("--threads", a.threads, "compute threads per rank (default: cores / ranks)");
+  app.add_option("--compute-nice", a.compute_nice,
+                 "nice value of the compute thread, 0..19 (default: 10 when the node runs more ranks than cores, so "
+                 "that communication and I/O workers are not queued behind compute, else 0)")
+      ->check(CLI::Range(0, 19));
   app.add_option("--nvme-dir", a.nvme_dir, "override the plan's NVMe directory");
   app.add_option("--checkpoint-dir", a.checkpoint_dir,
                  "write checkpoints here (every --checkpoint-every steps, at the end, and on SIGINT/SIGTERM: the first signal stops "
