@@ -22,6 +22,8 @@ struct ProfileArgs {
   std::string device_memory = "4GiB";
   std::string name;
   int threads = 0;
+  std::vector<std::string> only;
+  std::string update;
 };
 
 int RunProfile(const ProfileArgs& a) {
@@ -29,6 +31,14 @@ int RunProfile(const ProfileArgs& a) {
   o.nvme_dir = a.nvme_dir;
   o.quick = a.quick;
   o.threads = a.threads;
+  o.only = a.only;
+  HwProfile base;
+  if (!a.update.empty()) {
+    Result<HwProfile> b = LoadHwProfile(a.update);
+    if (!b.ok()) return Fail(b.status());
+    base = std::move(*b);
+    o.base = &base;
+  }
   Result<double> dm = ParseBytes(a.device_memory);
   if (!dm.ok()) return Fail(InvalidArgument("--device-memory: " + dm.status().message()));
   o.device_memory_bytes = *dm;
@@ -78,7 +88,22 @@ void RegisterProfile(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("--device-memory", args->device_memory, "CPU backend: the device arena budget to record")->capture_default_str();
   cmd->add_option("--name", args->name, "profile name (default: measured-<hostname>)");
   cmd->add_option("--threads", args->threads, "threads for compute probes (default: all cores)")->check(CLI::Range(0, 4096));
-  cmd->callback([args, set_rc] { set_rc(RunProfile(*args)); });
+  cmd->add_option("--only", args->only,
+                  "re-measure only these probes (collectives, memory, gemm, copy, nvme, adam, overhead, scheduler; comma-separated) "
+                  "into the --update profile, keeping its other figures")
+      ->delimiter(',');
+  cmd->add_option("--update", args->update, "the profile that --only re-measures into (written to --out)");
+  cmd->callback([args, set_rc] {
+    if (!args->only.empty() && args->update.empty()) {
+      set_rc(Fail(InvalidArgument("zplan profile: --only needs --update PROFILE (the figures it does not re-measure)")));
+      return;
+    }
+    if (args->only.empty() && !args->update.empty()) {
+      set_rc(Fail(InvalidArgument("zplan profile: --update needs --only PROBES (without it the whole profile is measured anew)")));
+      return;
+    }
+    set_rc(RunProfile(*args));
+  });
 }
 
 }  // namespace zinf

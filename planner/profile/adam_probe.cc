@@ -7,13 +7,17 @@
 #include <vector>
 
 #include "executor/backend/cpu/kernels.h"
+#include <algorithm>
+
 #include "planner/profile/probes.h"
 
 namespace zinf {
 
 Status ProbeAdam(ProfileContext& ctx, HwProfile& hw) {
   const size_t n = ctx.options().quick ? (4u << 20) : (32u << 20);
-  const int threads = ctx.options().threads > 0 ? ctx.options().threads : static_cast<int>(hw.cpu_cores);
+  // A node figure (the planner shares it among the node's ranks), so all cores whatever
+  // --threads says: ranks running one thread each still update their shards side by side.
+  const int threads = static_cast<int>(std::max<int64_t>(1, hw.cpu_cores));
   // The four arrays in one allocation, each starting 1088 bytes further into its page than
   // the last: four separate allocations of this size share their page offset, and on some
   // CPUs (4K aliasing, the same cache sets) that halves the kernel's rate, which the

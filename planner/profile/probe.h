@@ -23,6 +23,10 @@ struct ProfileOptions {
   double device_memory_bytes = 0;  // CPU backend: the arena budget to record
   int threads = 0;              // 0 -> all cores
   Comm* comm = nullptr;         // MPI ranks for the collective probe (null: 2 thread ranks)
+  // Re-measure only these probes (names as in AllProbes) into `base`, keeping its other
+  // figures: a compute-only refresh takes a minute where the whole profile takes minutes.
+  std::vector<std::string> only;
+  const HwProfile* base = nullptr;  // required with `only`
 };
 
 // Shared state of one profiling run: progress on stderr, cancellation (Ctrl-C), files to
@@ -52,10 +56,16 @@ struct Probe {
   std::function<Status(ProfileContext&, HwProfile&)> run;
 };
 
+// CPU backend: the devices a profile measured with `threads` compute threads (0: all cores)
+// describes, cores / threads of them (zrun runs cores / ranks threads per rank).
+int64_t CpuDevicesPerNode(int64_t cores, int threads);
+
 // Probes in run order.
 std::vector<Probe> AllProbes();
 
-// Runs every probe and fills a profile of this machine (backend cpu).
+// Runs every probe (or options.only's, over options.base) and fills a profile of this
+// machine (backend cpu). Errors: InvalidArgument for an unknown probe name in `only` (the
+// message lists the names) or `only` without a base.
 Result<HwProfile> ProfileThisMachine(const ProfileOptions& o);
 
 }  // namespace zinf

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "planner/profile/probe.h"
@@ -79,28 +80,66 @@ std::vector<Probe> AllProbes() {
   // Collectives first: under mpirun the other ranks wait in them (within their timeout).
   return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
           {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam},
-          {"overhead", ProbeOpOverhead},
+          {"overhead", ProbeOpOverhead},     {"scheduler", ProbeScheduler},
           {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
 }
 
-Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
-  if (!o.nvme_dir.empty()) ZINF_RETURN_IF_ERROR(CheckNvmeDir(o.nvme_dir));  // fail before minutes of probes
-  ProfileContext ctx(o);
+int64_t CpuDevicesPerNode(int64_t cores, int threads) {
+  return threads > 0 && threads < cores ? cores / threads : 1;
+}
+
+namespace {
+HwProfile FreshProfile(const ProfileContext& ctx, const ProfileOptions& o) {
   HwProfile hw;
   char host[256] = "this-box";
   ::gethostname(host, sizeof host - 1);
   hw.name = "measured-" + std::string(host);
   hw.backend = "cpu";
   hw.description = fmt::format("measured by zplan profile{} on {}", o.quick ? " --quick" : "", ctx.Today());
-  hw.gpus_per_node = 1;
   hw.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
+  // The compute probes' threads are one device: all cores by default, else cores / threads
+  // devices (a --threads 1 profile describes ranks that run one thread each, as zrun's do
+  // when the node runs as many ranks as cores or more).
+  hw.gpus_per_node = CpuDevicesPerNode(hw.cpu_cores, o.threads);
   long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   hw.host_memory_bytes = static_cast<double>(pages) * static_cast<double>(page);
-  hw.provenance["node.gpus_per_node"] = "setting: CPU backend, one device (this CPU with a capped arena) per rank";
+  hw.provenance["node.gpus_per_node"] =
+      hw.gpus_per_node == 1 ? "setting: CPU backend, one device (this CPU with a capped arena) per rank"
+                            : fmt::format("setting: CPU backend, {} devices of {} threads each (cores / --threads)",
+                                          hw.gpus_per_node, o.threads);
   hw.provenance["node.cpu_cores"] = "measured: std::thread::hardware_concurrency()";
   hw.provenance["node.host_memory"] = "measured: sysconf(_SC_PHYS_PAGES) x page size";
-  for (const Probe& p : AllProbes()) {
+  return hw;
+}
+}  // namespace
+
+Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
+  const std::vector<Probe> probes = AllProbes();
+  std::set<std::string> only;
+  for (const std::string& name : o.only) {
+    bool known = false;
+    for (const Probe& p : probes) known = known || p.name == name;
+    if (!known) {
+      std::string names;
+      for (const Probe& p : probes) names += (names.empty() ? "" : ", ") + p.name;
+      return InvalidArgument(fmt::format("zplan profile: no probe named '{}' (probes: {})", name, names));
+    }
+    only.insert(name);
+  }
+  if (!only.empty() && o.base == nullptr)
+    return InvalidArgument("zplan profile: re-measuring some probes needs the profile they update");
+  if (!o.nvme_dir.empty() && (only.empty() || only.count("nvme")))
+    ZINF_RETURN_IF_ERROR(CheckNvmeDir(o.nvme_dir));  // fail before minutes of probes
+  ProfileContext ctx(o);
+  HwProfile hw = only.empty() ? FreshProfile(ctx, o) : *o.base;
+  if (!only.empty()) {
+    std::string names;
+    for (const std::string& n : only) names += (names.empty() ? "" : ",") + n;
+    hw.description += fmt::format("; {} re-measured on {}", names, ctx.Today());
+  }
+  for (const Probe& p : probes) {
     if (ctx.cancelled()) break;
+    if (!only.empty() && !only.count(p.name)) continue;
     Status s = p.run(ctx, hw);
     if (!s.ok()) {
       std::fprintf(stderr, "\n");

@@ -151,5 +151,12 @@ else
   echo "SKIP zrun-nvme-read-only: no read-only directory available"; skips=$((skips + 1))
 fi
 
+# ---- zplan profile --only / --update ----
+expect profile-only-without-update 2 "--only needs --update" -- "$ZPLAN" profile --only gemm -o "$WORK/p.yaml"
+expect profile-update-without-only 2 "--update needs --only" -- "$ZPLAN" profile --update "$HW" -o "$WORK/p.yaml"
+expect profile-only-unknown 2 "no probe named 'gemmm'" "scheduler" -- "$ZPLAN" profile --only gemmm --update "$HW" -o "$WORK/p.yaml"
+expect profile-update-missing 2 "$WORK/nope.yaml" -- "$ZPLAN" profile --only scheduler --update "$WORK/nope.yaml" -o "$WORK/p.yaml"
+expect zrun-compute-nice-range 2 "--compute-nice" -- "$ZRUN" --plan "$PLAN" --data "$WORK/data.txt" --compute-nice 20
+
 echo "bad_input e2e: $passes passed, $fails failed, $skips skipped"
 [ "$fails" -eq 0 ]

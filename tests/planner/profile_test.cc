@@ -75,5 +75,48 @@ TEST(Profile, BadNvmeDirIsAClearError) {
   EXPECT_NE(hw.status().message().find("not a directory"), std::string::npos);
 }
 
+TEST(Profile, ThreadsPerDeviceSetTheDevicesPerNode) {
+  EXPECT_EQ(CpuDevicesPerNode(2, 0), 1);  // all cores: one device
+  EXPECT_EQ(CpuDevicesPerNode(2, 2), 1);
+  EXPECT_EQ(CpuDevicesPerNode(2, 1), 2);
+  EXPECT_EQ(CpuDevicesPerNode(16, 4), 4);
+  EXPECT_EQ(CpuDevicesPerNode(16, 5), 3);  // whole devices only
+  EXPECT_EQ(CpuDevicesPerNode(2, 8), 1);  // more threads than cores: still one
+}
+
+TEST(Profile, OnlyReMeasuresTheNamedProbesIntoTheBase) {
+  HwProfile base;
+  base.name = "base-box";
+  base.backend = "cpu";
+  base.description = "an earlier profile";
+  base.nvme_read_bw = 1.25e9;  // figures of probes not re-measured stay exactly as they were
+  base.cpu_adam_params_per_s = 3.5e8;
+  base.host_mem_bw = 1.0;  // the memory probe re-measures this
+  ProfileOptions o;
+  o.quick = true;
+  o.only = {"memory"};
+  o.base = &base;
+  Result<HwProfile> hw = ProfileThisMachine(o);
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  EXPECT_EQ(hw->name, "base-box");
+  EXPECT_EQ(hw->nvme_read_bw, 1.25e9);
+  EXPECT_EQ(hw->cpu_adam_params_per_s, 3.5e8);
+  EXPECT_GT(hw->host_mem_bw, 1e8);
+  EXPECT_TRUE(hw->gemm_curve.empty());  // the GEMM probe did not run
+  EXPECT_NE(hw->description.find("an earlier profile; memory re-measured on"), std::string::npos) << hw->description;
+
+  o.only = {"memory", "gemmm"};
+  hw = ProfileThisMachine(o);
+  ASSERT_FALSE(hw.ok());
+  EXPECT_EQ(hw.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(hw.status().message().find("'gemmm'"), std::string::npos) << hw.status().message();
+  EXPECT_NE(hw.status().message().find("gemm, copy"), std::string::npos) << hw.status().message();
+  o.only = {"memory"};
+  o.base = nullptr;
+  hw = ProfileThisMachine(o);
+  ASSERT_FALSE(hw.ok());
+  EXPECT_EQ(hw.status().code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace zinf
