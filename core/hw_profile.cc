@@ -96,7 +96,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
-                                                "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s"};
+                                                "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s"};
   return keys;
 }
 
@@ -113,6 +113,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.cpu_cores = n.Int("cpu_cores", 1, 1 << 16);
   hw.host_memory_bytes = n.Bytes("host_memory", 1 << 20, kMaxBytes);
   hw.nvme_capacity_bytes = n.Bytes("nvme_capacity", 0, kMaxBytes, 0.0);
+  hw.cpu_sched_slice_s = n.Number("cpu_sched_slice_s", 0, 1.0, 0.0);
   FieldReader d = r.Map("device");
   hw.device_name = d.String("name");
   hw.device_memory_bytes = d.Bytes("memory", 1 << 20, kMaxBytes);
@@ -181,6 +182,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("cpu_cores", hw.cpu_cores);
   y.Key("host_memory", hw.host_memory_bytes);
   y.Key("nvme_capacity", hw.nvme_capacity_bytes);
+  if (hw.cpu_sched_slice_s > 0) y.Key("cpu_sched_slice_s", hw.cpu_sched_slice_s);
   y.End();
   y.Begin("device");
   y.Key("name", hw.device_name);

@@ -57,7 +57,7 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
   const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
   double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
   double inter = nodes > 1 ? Safe(bytes * (nodes - 1) / nodes, hw.inter_node_bw) : 0.0;
-  return std::max(intra, inter) + hw.collective_latency_s;
+  return std::max(intra, inter) + hw.collective_latency_s + OversubscribedCollectiveLatency(hw, k);
 }
 
 TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {

@@ -16,6 +16,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw);         // nvme_probe.cc
 Status CheckNvmeDir(const std::string& dir);                  // exists, a directory, writable
 Status ProbeAdam(ProfileContext& ctx, HwProfile& hw);         // adam_probe.cc
 Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw);   // overhead_probe.cc
+Status ProbeScheduler(ProfileContext& ctx, HwProfile& hw);    // scheduler_probe.cc
 Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw);  // collective_probe.cc
 Status ProbeCuda(ProfileContext& ctx, HwProfile& hw);         // cuda_probe.cc (ZINF_PROFILE_BACKEND=cuda)
 

@@ -149,6 +149,31 @@ TEST(TimeModel, RanksOfANodeShareItsNvme) {
   EXPECT_DOUBLE_EQ(NvmeReadBwPerRank(hw, k), 1e9);
 }
 
+// More runnable threads than cores: each collective waits half the time a switched-out rank
+// stays out, (threads / cores - 1) measured slices.
+TEST(TimeModel, OversubscribedRanksWaitForTheScheduler) {
+  HwProfile hw;
+  hw.backend = "cpu";
+  hw.cpu_cores = 2;
+  hw.cpu_sched_slice_s = 2e-3;
+  hw.allgather_curve = {{1e3, 1e9}, {1e9, 1e9}};
+  PlanKnobs k;
+  k.gpus_per_node = 4;  // 4 ranks of max(1, 2 / 4) = 1 thread on 2 cores
+  EXPECT_DOUBLE_EQ(OversubscribedCollectiveLatency(hw, k), 1e-3);
+  const double with = CollectiveTime(hw, k, 1e6);
+  k.gpus_per_node = 3;
+  EXPECT_DOUBLE_EQ(OversubscribedCollectiveLatency(hw, k), 0.5e-3);
+  k.gpus_per_node = 2;  // one thread per core: nobody waits for a slice
+  EXPECT_EQ(OversubscribedCollectiveLatency(hw, k), 0);
+  k.gpus_per_node = 4;
+  hw.cpu_sched_slice_s = 0;  // not measured
+  EXPECT_EQ(OversubscribedCollectiveLatency(hw, k), 0);
+  EXPECT_NEAR(with - CollectiveTime(hw, k, 1e6), 1e-3, 1e-12);
+  hw.cpu_sched_slice_s = 2e-3;
+  hw.backend = "cuda";  // GPUs: ranks do not share cores for their kernels
+  EXPECT_EQ(OversubscribedCollectiveLatency(hw, k), 0);
+}
+
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
   // Bandwidth-centric partitioning: each GPU moves 1/dp, so the NVMe-bound time shrinks with dp.
   HwProfile hw = Dgx2();
