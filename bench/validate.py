@@ -6,14 +6,20 @@ knobs the configuration fixes), executed by `zrun` (under mpirun for several ran
 measured step time and peak memory per tier compared with the plan's prediction.
 
 Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,...] [--steps N]
-                         [--repeat N] [--out DIR]
+                         [--repeat N] [--refresh PROBES] [--out DIR]
 --profile measures this machine first (zplan profile, a few minutes on 2 cores) and plans from that
 profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
 between sessions, and a profile from another day does not describe it. It profiles again after
 the last run and re-plans every configuration from that second profile too: the two
 predictions bracket how far the machine itself moved while the matrix ran (10-20% within an
-hour on a shared 2-core VM), beside the error against the first. --repeat runs each
-configuration N times and compares the median, printing the spread so noise shows beside error.
+hour on a shared 2-core VM), beside the error against the first. Several ranks on this
+machine run max(1, cores / ranks) threads each (zrun's default), so --profile measures a
+`--threads T` profile for them (cores / T devices of T threads): one thread's GEMM rate is not
+half of two threads'. --refresh PROBES re-measures those probes (the compute ones:
+gemm,overhead) into the profile just before each configuration, so each plan describes the
+machine as it is when that configuration runs; the profile after the runs is then skipped.
+--repeat runs each configuration N times and compares the median, printing the spread so
+noise shows beside error.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
@@ -69,6 +75,9 @@ def main():
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--nvme-dir", default="/tmp/zinf-validate-nvme")
     ap.add_argument("--repeat", type=int, default=1, help="runs per configuration (the median is compared)")
+    ap.add_argument("--refresh", default="", metavar="PROBES",
+                    help="re-measure these probes (e.g. gemm,memory,overhead) into the profile right before each "
+                         "configuration and plan from that (zplan profile --only ... --update ...)")
     args = ap.parse_args()
     if args.repeat < 1:
         sys.exit("validate: --repeat must be at least 1")
@@ -87,11 +96,27 @@ def main():
             for name in sorted(os.listdir(os.path.join(root, d))):
                 if name.endswith(".md"):
                     f.write(open(os.path.join(root, d, name)).read())
-    if args.profile:
-        args.hw = os.path.join(args.out, "hw-profile.yaml")
-        print(f"validate: profiling this machine into {args.hw} ...", flush=True)
-        subprocess.run([zplan, "profile", "-o", args.hw, "--nvme-dir", args.nvme_dir, "--name", "validate-now"],
-                       check=True, stdout=subprocess.DEVNULL)  # its progress and errors go to stderr
+    cores = os.cpu_count() or 1
+    profiles = {}  # compute threads per rank -> profile path
+
+    def threads_of(ranks):
+        return max(1, cores // ranks)  # zrun's default threads per rank
+
+    def profile_for(ranks, tag="", name="validate-now"):
+        """--profile: this machine's profile for ranks of threads_of(ranks) threads each, measured
+        at first use (a --threads T profile describes cores/T devices of T threads)."""
+        if not args.profile:
+            return args.hw
+        t = threads_of(ranks)
+        key = (t, tag)
+        if key not in profiles:
+            path = os.path.join(args.out, f"hw-profile{tag}" + ("" if t == cores else f"-t{t}") + ".yaml")
+            print(f"validate: profiling this machine ({t} threads per device) into {path} ...", flush=True)
+            subprocess.run([zplan, "profile", "-o", path, "--nvme-dir", args.nvme_dir, "--name", name, "--threads", str(t)],
+                           check=True, stdout=subprocess.DEVNULL)  # its progress and errors go to stderr
+            profiles[key] = path
+        return profiles[key]
+
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     only = set(filter(None, args.only.split(",")))
@@ -103,7 +128,13 @@ def main():
                 continue
             steps = args.steps or steps
             pdir, rdir = os.path.join(work, name, "plan"), os.path.join(args.out, name)
-            cmd = [zplan, "plan", "--model", model, "--hw", args.hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
+            hw = profile_for(ranks)
+            if args.refresh:
+                os.makedirs(rdir, exist_ok=True)
+                base, hw = hw, os.path.join(rdir, "hw-refreshed.yaml")
+                subprocess.run([zplan, "profile", "--only", args.refresh, "--update", base, "-o", hw,
+                                "--threads", str(threads_of(ranks))], check=True, stdout=subprocess.DEVNULL)
+            cmd = [zplan, "plan", "--model", model, "--hw", hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
                    "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
                    "--nvme-dir", args.nvme_dir, "--out", pdir]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
@@ -143,12 +174,9 @@ def main():
                   f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
                   f"nvme {row['nvme_err_pct']:+6.1f}%"
                   + (f"   runs {measured[0]:.4f}..{measured[-1]:.4f} s" if len(measured) > 1 else ""), flush=True)
-        if args.profile and rows:
-            end_hw = os.path.join(args.out, "hw-profile-end.yaml")
-            print(f"validate: profiling again into {end_hw} ...", flush=True)
-            subprocess.run([zplan, "profile", "-o", end_hw, "--nvme-dir", args.nvme_dir, "--name", "validate-end"],
-                           check=True, stdout=subprocess.DEVNULL)
+        if args.profile and rows and not args.refresh:
             for row in rows:
+                end_hw = profile_for(row["ranks"], tag="-end", name="validate-end")
                 cmd = list(plan_cmds[row["config"]])
                 cmd[cmd.index("--hw") + 1] = end_hw
                 out = os.path.join(work, row["config"], "plan-end")
