@@ -97,7 +97,7 @@ def main():
                 if name.endswith(".md"):
                     f.write(open(os.path.join(root, d, name)).read())
     cores = os.cpu_count() or 1
-    profiles = {}  # compute threads per rank -> profile path
+    profiles = {}  # (compute threads per rank, tag) -> profile path
 
     def threads_of(ranks):
         return max(1, cores // ranks)  # zrun's default threads per rank
@@ -132,8 +132,8 @@ def main():
             if args.refresh:
                 os.makedirs(rdir, exist_ok=True)
                 base, hw = hw, os.path.join(rdir, "hw-refreshed.yaml")
-                subprocess.run([zplan, "profile", "--only", args.refresh, "--update", base, "-o", hw,
-                                "--threads", str(threads_of(ranks))], check=True, stdout=subprocess.DEVNULL)
+                subprocess.run([zplan, "profile", "--only", args.refresh, "--update", base, "-o", hw],
+                               check=True, stdout=subprocess.DEVNULL)  # with the base's threads per device
             cmd = [zplan, "plan", "--model", model, "--hw", hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
                    "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
                    "--nvme-dir", args.nvme_dir, "--out", pdir]

@@ -26,7 +26,7 @@ struct HwProfile {
   int64_t cpu_cores = 1;
   // CPU backend, more runnable threads than cores: the mean time a busy thread runs before
   // the scheduler switches it out (0: not measured). Sets how long a collective waits for
-  // ranks that are switched out (time_model.h, OversubscribedCollectiveLatency).
+  // ranks that are switched out (planner/model/op_graph.h, OversubscribedCollectiveLatency).
   double cpu_sched_slice_s = 0;
   double host_memory_bytes = 0;     // usable host memory per node
   double nvme_capacity_bytes = 0;   // per node

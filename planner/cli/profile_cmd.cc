@@ -92,7 +92,8 @@ void RegisterProfile(CLI::App& app, std::function<void(int)> set_rc) {
                   "re-measure only these probes (collectives, memory, gemm, copy, nvme, adam, overhead, scheduler; comma-separated) "
                   "into the --update profile, keeping its other figures")
       ->delimiter(',');
-  cmd->add_option("--update", args->update, "the profile that --only re-measures into (written to --out)");
+  cmd->add_option("--update", args->update,
+                  "the profile that --only re-measures into (written to --out), with its threads per device unless --threads");
   cmd->callback([args, set_rc] {
     if (!args->only.empty() && args->update.empty()) {
       set_rc(Fail(InvalidArgument("zplan profile: --only needs --update PROFILE (the figures it does not re-measure)")));

@@ -2,13 +2,12 @@
 // scalar double-precision reference on sampled elements.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
 
 #include "executor/backend/cpu/kernels.h"
-#include <algorithm>
-
 #include "planner/profile/probes.h"
 
 namespace zinf {

@@ -25,6 +25,7 @@ struct ProfileOptions {
   Comm* comm = nullptr;         // MPI ranks for the collective probe (null: 2 thread ranks)
   // Re-measure only these probes (names as in AllProbes) into `base`, keeping its other
   // figures: a compute-only refresh takes a minute where the whole profile takes minutes.
+  // With threads 0 they run with the base's threads per device (cores / gpus_per_node).
   std::vector<std::string> only;
   const HwProfile* base = nullptr;  // required with `only`
 };

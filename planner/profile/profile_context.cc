@@ -130,7 +130,12 @@ Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
     return InvalidArgument("zplan profile: re-measuring some probes needs the profile they update");
   if (!o.nvme_dir.empty() && (only.empty() || only.count("nvme")))
     ZINF_RETURN_IF_ERROR(CheckNvmeDir(o.nvme_dir));  // fail before minutes of probes
-  ProfileContext ctx(o);
+  // Re-measured probes run with the base profile's threads per device unless told otherwise,
+  // so a --threads profile stays one (its other figures were measured that way).
+  ProfileOptions eff = o;
+  if (!only.empty() && eff.threads == 0 && o.base->backend == "cpu" && o.base->gpus_per_node > 1)
+    eff.threads = static_cast<int>(std::max<int64_t>(1, o.base->cpu_cores / o.base->gpus_per_node));
+  ProfileContext ctx(eff);
   HwProfile hw = only.empty() ? FreshProfile(ctx, o) : *o.base;
   if (!only.empty()) {
     std::string names;

@@ -2,7 +2,7 @@
 // each watching its own clock; a jump of more than kGapS between two readings is a switch-
 // out. The slice is the mean time a thread ran between switch-outs. On the CPU backend with
 // more ranks than cores, a collective completes only once every rank has been switched back
-// in, so its latency follows this slice (time_model.cc, OversubscribedCollectiveLatency).
+// in, so its latency follows this slice (op_graph.cc, OversubscribedCollectiveLatency).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -105,6 +105,14 @@ TEST(Profile, OnlyReMeasuresTheNamedProbesIntoTheBase) {
   EXPECT_TRUE(hw->gemm_curve.empty());  // the GEMM probe did not run
   EXPECT_NE(hw->description.find("an earlier profile; memory re-measured on"), std::string::npos) << hw->description;
 
+  // A base measured with one thread per device (2 devices on 2 cores) is re-measured so.
+  base.cpu_cores = 2;
+  base.gpus_per_node = 2;
+  hw = ProfileThisMachine(o);
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  EXPECT_NE(hw->provenance["bandwidth.host_memory"].find("(1 threads,"), std::string::npos)
+      << hw->provenance["bandwidth.host_memory"];
+
   o.only = {"memory", "gemmm"};
   hw = ProfileThisMachine(o);
   ASSERT_FALSE(hw.ok());
