@@ -96,8 +96,22 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s"};
+                                                "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"};
   return keys;
+}
+
+void ClearCpuKernelFigures(HwProfile& hw) {
+  hw.gemm_bwd_curve.clear();
+  hw.attention_curve.clear();
+  hw.attention_fwd_curve.clear();
+  hw.op_overhead_s = 0;
+  hw.gelu_elems_per_s = hw.gelu_bwd_elems_per_s = 0;
+  hw.cross_entropy_elems_per_s = hw.cross_entropy_bwd_elems_per_s = 0;
+  for (const char* k : {"device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
+                        "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                        "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"})
+    hw.provenance.erase(k);
 }
 
 Result<HwProfile> LoadHwProfile(const std::string& path) {
@@ -129,6 +143,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
   hw.gelu_elems_per_s = d.Number("gelu_elems_per_s", 0, 1e15, 0.0);
   hw.gelu_bwd_elems_per_s = d.Number("gelu_bwd_elems_per_s", 0, 1e15, 0.0);
+  hw.cross_entropy_elems_per_s = d.Number("cross_entropy_elems_per_s", 0, 1e15, 0.0);
+  hw.cross_entropy_bwd_elems_per_s = d.Number("cross_entropy_bwd_elems_per_s", 0, 1e15, 0.0);
   if (hw.achievable_flops > hw.peak_flops * 1.0001)
     d.Fail("achievable_flops", "must not exceed device.peak_flops");
   FieldReader b = r.Map("bandwidth");
@@ -199,6 +215,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
   if (hw.gelu_elems_per_s > 0) y.Key("gelu_elems_per_s", hw.gelu_elems_per_s);
   if (hw.gelu_bwd_elems_per_s > 0) y.Key("gelu_bwd_elems_per_s", hw.gelu_bwd_elems_per_s);
+  if (hw.cross_entropy_elems_per_s > 0) y.Key("cross_entropy_elems_per_s", hw.cross_entropy_elems_per_s);
+  if (hw.cross_entropy_bwd_elems_per_s > 0) y.Key("cross_entropy_bwd_elems_per_s", hw.cross_entropy_bwd_elems_per_s);
   y.End();
   y.Begin("bandwidth");
   y.Key("h2d", hw.h2d_bw);

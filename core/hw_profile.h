@@ -62,6 +62,9 @@ struct HwProfile {
   double gelu_elems_per_s = 0;
   // Optional: GELU backward elements/s; 0: 2 x the forward's time.
   double gelu_bwd_elems_per_s = 0;
+  // Optional: softmax cross-entropy forward / backward logits/s of the executor's kernels (an
+  // exp per logit; the backward recomputes the softmax); 0: costed as memory passes.
+  double cross_entropy_elems_per_s = 0, cross_entropy_bwd_elems_per_s = 0;
   // bandwidth, bytes/s, per GPU with all GPUs active
   double h2d_bw = 0, d2h_bw = 0;
   double h2d_bw_alone = 0, d2h_bw_alone = 0;
@@ -96,6 +99,13 @@ struct HwProfile {
 const std::vector<std::string>& HwProfileValueKeys();
 // Keys of optional values that may carry provenance too.
 const std::vector<std::string>& HwProfileOptionalValueKeys();
+
+// Drops the device figures measured on the CPU backend's kernels that another backend's probe
+// does not re-measure (gemm_bwd_curve, the attention curves, op overhead, the GELU and
+// cross-entropy rates) and their provenance, so a CUDA profile built on top of
+// the CPU probes does not cost GPU kernels at CPU rates: the planner falls back to its
+// GEMM-curve and memory-pass formulas for them.
+void ClearCpuKernelFigures(HwProfile& hw);
 
 Result<HwProfile> LoadHwProfile(const std::string& path);
 std::string HwProfileToYaml(const HwProfile& hw);

@@ -187,6 +187,7 @@ Status ProbeCuda(ProfileContext& ctx, HwProfile& hw) {
   o.device = dev;
   ZINF_ASSIGN_OR_RETURN(auto be, MakeCudaBackend(o));
   double best32 = 0, best16 = 0;
+  ClearCpuKernelFigures(hw);  // measured on the CPU backend's kernels, not this GPU's
   ZINF_RETURN_IF_ERROR(GemmCurve(ctx, *be, GemmPrecision::kFp32, &hw.gemm_curve, &best32));
   ZINF_RETURN_IF_ERROR(GemmCurve(ctx, *be, GemmPrecision::kBf16, &hw.gemm_curve_bf16, &best16));
   ZINF_RETURN_IF_ERROR(Copies(ctx, *be, hw));

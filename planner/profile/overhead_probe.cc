@@ -66,41 +66,8 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
       "on the ZeRO-3 engine (1 rank, states on the device), {} threads: median step / (3 x {} forward ops)",
       ctx.Today(), cfg.n_layer, cfg.n_embd, batch * cfg.seq_len, be->threads(), fwd_ops);
   ctx.Progress("overhead", fmt::format("{:.1f} us per op", hw.op_overhead_s * 1e6));
-  // GELU (tanh approximation) forward over a transformer-sized activation.
-  {
-    const size_t n = 4u << 20;
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer x, be->AllocBuffer(n * 4));
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer y, be->AllocBuffer(n * 4));
-    std::vector<float> host(n);
-    for (size_t i = 0; i < n; ++i) host[i] = static_cast<float>((i % 2001) * 0.004 - 4.0);
-    ZINF_RETURN_IF_ERROR(be->CopyH2D(x.data(), host.data(), n * 4));
-    be->GeluFwd(x.as<float>(), y.as<float>(), n);
-    std::vector<double> gt;
-    TimeRuns(0, ctx.options().quick ? 5 : 15, [&] { be->GeluFwd(x.as<float>(), y.as<float>(), n); }, &gt);
-    ZINF_RETURN_IF_ERROR(be->CopyD2H(host.data(), y.data(), 4 * 16));
-    const double x0 = -4.0, ref = 0.5 * x0 * (1 + std::tanh(0.7978845608 * (x0 + 0.044715 * x0 * x0 * x0)));
-    if (std::fabs(host[0] - ref) > 1e-4) return Internal(fmt::format("gelu probe: gelu(-4) = {}, expected {}", host[0], ref));
-    hw.gelu_elems_per_s = static_cast<double>(n) / Median(gt);
-    // Backward: dX = dY * gelu'(X), in place on dY as the executor runs it.
-    ZINF_ASSIGN_OR_RETURN(DeviceBuffer dy, be->AllocBuffer(n * 4));
-    std::vector<double> bt;
-    for (int r = 0; r < (ctx.options().quick ? 5 : 15); ++r) {
-      ZINF_RETURN_IF_ERROR(be->Memset(dy.data(), 0, n * 4));
-      auto t0 = std::chrono::steady_clock::now();
-      be->GeluBwd(dy.as<float>(), x.as<float>(), dy.as<float>(), n);
-      bt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    hw.gelu_bwd_elems_per_s = static_cast<double>(n) / Median(bt);
-    hw.provenance["device.gelu_bwd_elems_per_s"] = fmt::format(
-        "measured: {}, Backend::GeluBwd (in place) over {} elements, {} threads, median of {} runs", ctx.Today(), n,
-        be->threads(), bt.size());
-    hw.provenance["device.gelu_elems_per_s"] = fmt::format(
-        "measured: {}, Backend::GeluFwd over {} elements, {} threads, median of {} runs", ctx.Today(), n, be->threads(),
-        gt.size());
-    ctx.Progress("overhead", fmt::format("GELU {:.2f} G elements/s forward, {:.2f} backward", hw.gelu_elems_per_s / 1e9,
-                                         hw.gelu_bwd_elems_per_s / 1e9));
-  }
-  return Status::Ok();
+  // The elementwise kernels costed at measured rates (kernel_probe.cc), on the same backend.
+  return ProbeElementwiseKernels(ctx, *be, hw);
 }
 
 }  // namespace zinf

@@ -47,6 +47,14 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_GT(hw->host_mem_bw, 1e8);
   EXPECT_FALSE(hw->gemm_curve.empty());
   EXPECT_FALSE(hw->allgather_curve.empty());
+  // The executor's arithmetic-bound elementwise kernels, forward and backward.
+  for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
+                      hw->cross_entropy_bwd_elems_per_s})
+    EXPECT_GT(rate, 1e6);
+  for (const std::string& k : HwProfileOptionalValueKeys())
+    if (k.find("elems_per_s") != std::string::npos) {
+      EXPECT_TRUE(hw->provenance.count(k)) << "no provenance for " << k;
+    }
   for (const std::string& k : HwProfileValueKeys()) EXPECT_TRUE(hw->provenance.count(k)) << "no provenance for " << k;
   // The probe's files are gone.
   EXPECT_TRUE(fs::is_empty(dir)) << "files left in " << dir;

@@ -27,7 +27,9 @@ void ExpectAllFeasible(const ModelSpec& m, const HwProfile& hw, const SearchResu
     EXPECT_LE(mem.host_bytes, hw.host_memory_bytes);
     EXPECT_LE(mem.nvme_bytes, hw.nvme_capacity_bytes);
     EXPECT_GT(c.prediction.step_time_s, 0);
-    if (i > 0) EXPECT_GE(r.top[i - 1].prediction.tokens_per_s * (1 + 1e-3), c.prediction.tokens_per_s);  // ties: simpler first
+    if (i > 0) {
+      EXPECT_GE(r.top[i - 1].prediction.tokens_per_s * (1 + 1e-3), c.prediction.tokens_per_s);  // ties: simpler first
+    }
   }
 }
 
@@ -172,6 +174,47 @@ TEST(TimeModel, OversubscribedRanksWaitForTheScheduler) {
   hw.cpu_sched_slice_s = 2e-3;
   hw.backend = "cuda";  // GPUs: ranks do not share cores for their kernels
   EXPECT_EQ(OversubscribedCollectiveLatency(hw, k), 0);
+}
+
+// Measured cross-entropy kernel rates replace the memory-pass formulas for the head's loss,
+// forward and backward; without them the memory passes stay, and nothing else moves.
+TEST(TimeModel, LossAtMeasuredKernelRates) {
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  ModelSpec m = Gpt(2, 256, 4, 128);
+  m.vocab = 1000;
+  PlanKnobs k;
+  k.micro_batch = 4;
+  k.seq_len = 128;
+  k.dtype = "fp32";
+  k.gpus_per_node = hw.gpus_per_node;
+  const std::vector<Op> base = BuildForwardOps(m, hw, k, true);
+  hw.cross_entropy_elems_per_s = 5e8;
+  hw.cross_entropy_bwd_elems_per_s = 2.5e8;
+  const std::vector<Op> meas = BuildForwardOps(m, hw, k, true);
+  ASSERT_EQ(base.size(), meas.size());
+  const double logits = 4.0 * 128 * 1000;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (base[i].name != "head") {
+      EXPECT_EQ(base[i].fwd_s, meas[i].fwd_s) << base[i].name;
+      EXPECT_EQ(base[i].bwd_s, meas[i].bwd_s) << base[i].name;
+      continue;
+    }
+    EXPECT_NEAR(meas[i].fwd_s - base[i].fwd_s, logits / 5e8 - 4 * logits * 4 / hw.memory_bw, 1e-12);
+    EXPECT_NEAR(meas[i].bwd_s - base[i].bwd_s, logits / 2.5e8 - 2 * logits * 4 / hw.memory_bw, 1e-12);
+  }
+  // A CUDA profile measured on top of the CPU probes drops the CPU kernels' figures.
+  hw.op_overhead_s = 1e-5;
+  hw.gelu_elems_per_s = 1e9;
+  hw.provenance["device.cross_entropy_elems_per_s"] = "measured";
+  hw.provenance["device.memory_bw"] = "measured";
+  ClearCpuKernelFigures(hw);
+  EXPECT_EQ(hw.cross_entropy_elems_per_s, 0);
+  EXPECT_EQ(hw.cross_entropy_bwd_elems_per_s, 0);
+  EXPECT_EQ(hw.gelu_elems_per_s, 0);
+  EXPECT_EQ(hw.op_overhead_s, 0);
+  EXPECT_FALSE(hw.provenance.count("device.cross_entropy_elems_per_s"));
+  EXPECT_TRUE(hw.provenance.count("device.memory_bw"));
 }
 
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
