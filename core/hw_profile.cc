@@ -59,10 +59,26 @@ constexpr double kMaxFlops = 1e17;   // 100 PFLOP/s per device
 
 }  // namespace
 
-double HwProfile::GemmRate(double flop) const {
+namespace {
+// Log-linear in tokens between the curves (picked by `pick`) of the counts around `tokens`.
+template <typename Pick>
+double AtTokens(const std::vector<GemmTokenCurve>& curves, double flop, double tokens, double fallback, Pick pick) {
+  if (tokens <= curves.front().tokens) return Interpolate(pick(curves.front()), flop, fallback);
+  if (tokens >= curves.back().tokens) return Interpolate(pick(curves.back()), flop, fallback);
+  size_t i = 1;
+  while (curves[i].tokens < tokens) ++i;
+  const double a = Interpolate(pick(curves[i - 1]), flop, fallback), b = Interpolate(pick(curves[i]), flop, fallback);
+  const double t = (std::log(tokens) - std::log(curves[i - 1].tokens)) / (std::log(curves[i].tokens) - std::log(curves[i - 1].tokens));
+  return a + t * (b - a);
+}
+}  // namespace
+
+double HwProfile::GemmRate(double flop, double tokens) const {
   // Log-linear between measured points, flat beyond them (the smallest measured shape's
   // rate for smaller GEMMs: profiles measure down to the shapes small models use).
-  return Interpolate(gemm_curve, flop, achievable_flops);
+  const double flat = Interpolate(gemm_curve, flop, achievable_flops);
+  if (tokens <= 0 || gemm_token_curves.empty()) return flat;
+  return AtTokens(gemm_token_curves, flop, tokens, flat, [](const GemmTokenCurve& c) -> const std::vector<CurvePoint>& { return c.fwd; });
 }
 
 double HwProfile::AttentionRate(double flop) const {
@@ -73,8 +89,10 @@ double HwProfile::AttentionFwdRate(double flop) const {
   return attention_fwd_curve.empty() ? 0.0 : Interpolate(attention_fwd_curve, flop, 0.0);
 }
 
-double HwProfile::GemmBwdRate(double flop) const {
-  return gemm_bwd_curve.empty() ? GemmRate(flop) : Interpolate(gemm_bwd_curve, flop, GemmRate(flop));
+double HwProfile::GemmBwdRate(double flop, double tokens) const {
+  const double flat = gemm_bwd_curve.empty() ? GemmRate(flop) : Interpolate(gemm_bwd_curve, flop, GemmRate(flop));
+  if (tokens <= 0 || gemm_token_curves.empty()) return flat;
+  return AtTokens(gemm_token_curves, flop, tokens, flat, [](const GemmTokenCurve& c) -> const std::vector<CurvePoint>& { return c.bwd; });
 }
 
 double HwProfile::AllgatherBusBw(double bytes) const {
@@ -95,7 +113,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 }
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
-  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
                                                 "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"};
   return keys;
@@ -103,12 +121,13 @@ const std::vector<std::string>& HwProfileOptionalValueKeys() {
 
 void ClearCpuKernelFigures(HwProfile& hw) {
   hw.gemm_bwd_curve.clear();
+  hw.gemm_token_curves.clear();
   hw.attention_curve.clear();
   hw.attention_fwd_curve.clear();
   hw.op_overhead_s = 0;
   hw.gelu_elems_per_s = hw.gelu_bwd_elems_per_s = 0;
   hw.cross_entropy_elems_per_s = hw.cross_entropy_bwd_elems_per_s = 0;
-  for (const char* k : {"device.gemm_bwd_curve", "device.attention_curve", "device.attention_fwd_curve",
+  for (const char* k : {"device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
                         "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                         "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"})
     hw.provenance.erase(k);
@@ -138,6 +157,16 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.gemm_curve = ReadCurve(d, "gemm_curve");
   hw.gemm_curve_bf16 = ReadCurve(d, "gemm_curve_bf16");
   hw.gemm_bwd_curve = ReadCurve(d, "gemm_bwd_curve");
+  for (FieldReader& t : d.MapList("gemm_token_curves", /*allow_missing=*/true)) {
+    GemmTokenCurve c;
+    c.tokens = t.Number("tokens", 1, 1e12);
+    c.fwd = ReadCurve(t, "curve");
+    c.bwd = ReadCurve(t, "bwd_curve");
+    if (c.fwd.empty() || c.bwd.empty()) t.Fail("curve", "each token count needs a curve and a bwd_curve");
+    if (!hw.gemm_token_curves.empty() && c.tokens <= hw.gemm_token_curves.back().tokens)
+      t.Fail("tokens", "gemm_token_curves must be sorted by strictly increasing tokens");
+    hw.gemm_token_curves.push_back(std::move(c));
+  }
   hw.attention_curve = ReadCurve(d, "attention_curve");
   hw.attention_fwd_curve = ReadCurve(d, "attention_fwd_curve");
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
@@ -210,6 +239,16 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "gemm_curve", hw.gemm_curve);
   WriteCurve(y, "gemm_curve_bf16", hw.gemm_curve_bf16);
   WriteCurve(y, "gemm_bwd_curve", hw.gemm_bwd_curve);
+  if (!hw.gemm_token_curves.empty()) {
+    y.BeginList("gemm_token_curves");
+    for (const GemmTokenCurve& c : hw.gemm_token_curves) {
+      y.Item();
+      y.Key("tokens", c.tokens);
+      WriteCurve(y, "curve", c.fwd);
+      WriteCurve(y, "bwd_curve", c.bwd);
+    }
+    y.EndList();
+  }
   WriteCurve(y, "attention_curve", hw.attention_curve);
   WriteCurve(y, "attention_fwd_curve", hw.attention_fwd_curve);
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);

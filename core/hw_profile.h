@@ -17,6 +17,13 @@ struct CurvePoint {
   double y = 0;  // achieved FLOP/s, or bus bandwidth in bytes/s
 };
 
+// A linear layer's GEMM rates at one row count (tokens): forward and backward curves keyed by
+// the forward's FLOPs, as gemm_curve and gemm_bwd_curve.
+struct GemmTokenCurve {
+  double tokens = 0;
+  std::vector<CurvePoint> fwd, bwd;
+};
+
 struct HwProfile {
   std::string name;
   std::string description;
@@ -42,6 +49,11 @@ struct HwProfile {
   // keyed by the forward GEMM's FLOPs: y = 2 x forward FLOPs / (dW + dX time).
   // Empty: backward GEMMs at gemm_curve (backward = 2 x forward).
   std::vector<CurvePoint> gemm_bwd_curve;
+  // Optional: the same two curves per row count (tokens), increasing. A GEMM's rate at one
+  // FLOP count depends on its shape: on a 2-core EPYC, 64 x 1024 x 4096 ran at 60 GFLOP/s and
+  // 1024 x 1024 x 256 (the same FLOPs) at 108, so curves keyed by FLOPs alone mix them. With
+  // them a linear of T tokens is costed from the curves of the token counts around T.
+  std::vector<GemmTokenCurve> gemm_token_curves;
   // Optional: the same curve in bf16 where the profile measured it (informational on the CPU
   // backend, which trains in fp32).
   std::vector<CurvePoint> gemm_curve_bf16;
@@ -83,14 +95,16 @@ struct HwProfile {
   // dotted key ("bandwidth.h2d") -> where the value comes from
   std::map<std::string, std::string> provenance;
 
-  // Achieved FLOP/s for one GEMM of `flop` FLOPs (log-linear interpolation of the curve).
-  double GemmRate(double flop) const;
+  // Achieved FLOP/s for one GEMM of `flop` FLOPs (log-linear interpolation of the curve);
+  // with `tokens` > 0 and gemm_token_curves, from the curves at the token counts around it
+  // (log-linear in tokens too; the nearest count's outside the measured range).
+  double GemmRate(double flop, double tokens = 0) const;
   // Effective attention rate for heads of `head_flop` forward FLOPs; 0 without a curve.
   double AttentionRate(double flop) const;
   // Forward-only attention rate; 0 without attention_fwd_curve.
   double AttentionFwdRate(double flop) const;
   // Rate of a linear's backward (2 x `flop`); gemm_curve's where no backward curve was measured.
-  double GemmBwdRate(double flop) const;
+  double GemmBwdRate(double flop, double tokens = 0) const;
   // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).
   double AllgatherBusBw(double bytes) const;
 };
@@ -101,7 +115,7 @@ const std::vector<std::string>& HwProfileValueKeys();
 const std::vector<std::string>& HwProfileOptionalValueKeys();
 
 // Drops the device figures measured on the CPU backend's kernels that another backend's probe
-// does not re-measure (gemm_bwd_curve, the attention curves, op overhead, the GELU and
+// does not re-measure (gemm_bwd_curve, gemm_token_curves, the attention curves, op overhead, the GELU and
 // cross-entropy rates) and their provenance, so a CUDA profile built on top of
 // the CPU probes does not cost GPU kernels at CPU rates: the planner falls back to its
 // GEMM-curve and memory-pass formulas for them.

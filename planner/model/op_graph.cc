@@ -56,7 +56,8 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double pos = m.position == "learned" ? s * h : 0.0;
   const double embed_s = bs * h * w * 3 / ew_bw;
   ops.push_back({"embed", -1, V * h + pos, embed_s, 2 * embed_s, false});
-  // A linear (K -> N) tiled along N: t ops, each gathering 1/t of the weight. Forward: the
+  // A linear (K -> N) tiled along N: t ops, each gathering 1/t of the weight, at the GEMM
+  // rate of its row count (tokens) where the profile has per-token curves. Forward: the
   // bias (and residual) initialisation pass, then the GEMM; backward: dW and dX GEMMs (at the
   // measured backward rate) and the bias gradient's pass over dY.
   auto linear = [&](int layer, const char* lname, double K, double N, bool residual) {
@@ -67,8 +68,8 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
       op.name = !with_names ? std::string() : tiles > 1 ? fmt::format("h{}.{}.tile{}", layer, lname, t) : fmt::format("h{}.{}", layer, lname);
       op.layer = layer;
       op.params = (K * N + bias * N) / tiles;
-      op.fwd_s = flop / hw.GemmRate(flop) + init_s;
-      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop) + bias * bs * N / tiles * w / ew_bw;
+      op.fwd_s = flop / hw.GemmRate(flop, bs) + init_s;
+      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * bs * N / tiles * w / ew_bw;
       op.in_block = true;
       ops.push_back(op);
     }
@@ -125,8 +126,8 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double ce_s = hw.cross_entropy_elems_per_s > 0 ? bs * V / hw.cross_entropy_elems_per_s : 4 * bs * V * 4 / ew_bw;
   const double ce_bwd_s =
       hw.cross_entropy_bwd_elems_per_s > 0 ? bs * V / hw.cross_entropy_bwd_elems_per_s : 2 * bs * V * 4 / ew_bw;
-  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop) + norm_s + ce_s,
-                 2.0 * head_flop / hw.GemmBwdRate(head_flop) + norm_bwd_s + ce_bwd_s, false});
+  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop, bs) + norm_s + ce_s,
+                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + norm_bwd_s + ce_bwd_s, false});
   // Measured per-op overhead of the executor (profile), for ops that are executor ops; a
   // backward op pays it twice (its gradient hand-off).
   if (hw.op_overhead_s > 0)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include <Eigen/Dense>
@@ -259,12 +260,26 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     }
   }
   std::vector<CurvePoint> curve, bwd_curve;
+  std::map<int, GemmTokenCurve> by_tokens;
   for (size_t si = 0; si < shapes.size(); ++si) {
     if (fwd_t[si].empty() || bwd_t[si].empty()) continue;  // cancelled before this shape
     const double flop = 2.0 * shapes[si].m * shapes[si].k * shapes[si].n;
     curve.push_back({flop, flop / Median(fwd_t[si])});
     bwd_curve.push_back({flop, 2.0 * flop / Median(bwd_t[si])});
+    GemmTokenCurve& t = by_tokens[shapes[si].m];
+    t.tokens = shapes[si].m;
+    t.fwd.push_back(curve.back());
+    t.bwd.push_back(bwd_curve.back());
   }
+  hw.gemm_token_curves.clear();
+  for (auto& [tokens, c] : by_tokens) {
+    c.fwd = Merged(c.fwd);
+    c.bwd = Merged(c.bwd);
+    hw.gemm_token_curves.push_back(std::move(c));
+  }
+  hw.provenance["device.gemm_token_curves"] = fmt::format(
+      "measured: {}, the same GEMMs as gemm_curve and gemm_bwd_curve, one pair of curves per row count ({} counts)",
+      ctx.Today(), hw.gemm_token_curves.size());
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
   const std::vector<CurvePoint> merged = Merged(curve);

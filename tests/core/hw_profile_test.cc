@@ -223,6 +223,42 @@ TEST(GemmRate, LogLinearInterpolation) {
   }
 }
 
+// Per-token curves: a linear of T tokens takes the rate of the curves at the counts around T
+// (log-linear in tokens), the nearest count's outside them; without tokens the flat curve.
+TEST(GemmRate, PerTokenCurves) {
+  HwProfile hw;
+  hw.achievable_flops = 1;
+  hw.gemm_curve = {{1e9, 80e9}};
+  hw.gemm_bwd_curve = {{1e9, 70e9}};
+  hw.gemm_token_curves = {{64, {{1e9, 60e9}}, {{1e9, 50e9}}}, {1024, {{1e8, 90e9}, {1e10, 110e9}}, {{1e9, 100e9}}}};
+  EXPECT_EQ(hw.GemmRate(1e9), 80e9);
+  EXPECT_EQ(hw.GemmBwdRate(1e9), 70e9);
+  EXPECT_EQ(hw.GemmRate(1e9, 64), 60e9);
+  EXPECT_EQ(hw.GemmRate(1e9, 16), 60e9);
+  EXPECT_EQ(hw.GemmBwdRate(1e9, 8192), 100e9);
+  EXPECT_NEAR(hw.GemmRate(1e9, 1024), 100e9, 1);  // halfway in log FLOPs
+  EXPECT_NEAR(hw.GemmRate(1e9, 256), 60e9 + 0.5 * 40e9, 1);  // halfway in log tokens
+  EXPECT_NEAR(hw.GemmBwdRate(1e9, 256), 75e9, 1);
+  // They round-trip through the file, and bad ones name the key.
+  ScratchDir dir;
+  hw = Load(HwPath("dgx-h100"));
+  hw.gemm_token_curves = {{64, {{1e9, 60e9}}, {{1e9, 50e9}}}, {1024, {{1e8, 90e9}, {1e10, 110e9}}, {{1e9, 100e9}}}};
+  ASSERT_TRUE(SaveHwProfile(hw, dir.File("t.yaml")).ok());
+  HwProfile back = Load(dir.File("t.yaml"));
+  ASSERT_EQ(back.gemm_token_curves.size(), 2u);
+  EXPECT_EQ(back.gemm_token_curves[1].tokens, 1024);
+  ASSERT_EQ(back.gemm_token_curves[1].fwd.size(), 2u);
+  EXPECT_EQ(back.gemm_token_curves[1].fwd[1].y, 110e9);
+  EXPECT_EQ(back.gemm_token_curves[0].bwd[0].y, 50e9);
+  EXPECT_EQ(HwProfileToYaml(back), HwProfileToYaml(hw));
+  std::swap(hw.gemm_token_curves[0], hw.gemm_token_curves[1]);
+  ASSERT_TRUE(SaveHwProfile(hw, dir.File("bad.yaml")).ok());
+  Result<HwProfile> bad = LoadHwProfile(dir.File("bad.yaml"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("tokens"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("bad.yaml"), std::string::npos) << bad.status().ToString();
+}
+
 TEST(AllgatherBusBw, CurveAndFallback) {
   HwProfile hw;
   hw.intra_node_bw = 150e9;

@@ -46,6 +46,9 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_GT(hw->cpu_adam_params_per_s, 1e6);
   EXPECT_GT(hw->host_mem_bw, 1e8);
   EXPECT_FALSE(hw->gemm_curve.empty());
+  ASSERT_EQ(hw->gemm_token_curves.size(), 2u);  // --quick: 128 and 1024 tokens
+  EXPECT_EQ(hw->gemm_token_curves[0].tokens, 128);
+  EXPECT_EQ(hw->gemm_token_curves[1].fwd.size(), hw->gemm_token_curves[1].bwd.size());
   EXPECT_FALSE(hw->allgather_curve.empty());
   // The executor's arithmetic-bound elementwise kernels, forward and backward.
   for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
