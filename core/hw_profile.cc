@@ -60,14 +60,14 @@ constexpr double kMaxFlops = 1e17;   // 100 PFLOP/s per device
 }  // namespace
 
 namespace {
-// Log-linear in tokens between the curves (picked by `pick`) of the counts around `tokens`.
-template <typename Pick>
-double AtTokens(const std::vector<GemmTokenCurve>& curves, double flop, double tokens, double fallback, Pick pick) {
-  if (tokens <= curves.front().tokens) return Interpolate(pick(curves.front()), flop, fallback);
-  if (tokens >= curves.back().tokens) return Interpolate(pick(curves.back()), flop, fallback);
+// Log-linear in tokens between the `curve` (fwd or bwd) of the counts around `tokens`.
+double AtTokens(const std::vector<GemmTokenCurve>& curves, std::vector<CurvePoint> GemmTokenCurve::*curve, double flop,
+                double tokens, double fallback) {
+  if (tokens <= curves.front().tokens) return Interpolate(curves.front().*curve, flop, fallback);
+  if (tokens >= curves.back().tokens) return Interpolate(curves.back().*curve, flop, fallback);
   size_t i = 1;
   while (curves[i].tokens < tokens) ++i;
-  const double a = Interpolate(pick(curves[i - 1]), flop, fallback), b = Interpolate(pick(curves[i]), flop, fallback);
+  const double a = Interpolate(curves[i - 1].*curve, flop, fallback), b = Interpolate(curves[i].*curve, flop, fallback);
   const double t = (std::log(tokens) - std::log(curves[i - 1].tokens)) / (std::log(curves[i].tokens) - std::log(curves[i - 1].tokens));
   return a + t * (b - a);
 }
@@ -78,7 +78,7 @@ double HwProfile::GemmRate(double flop, double tokens) const {
   // rate for smaller GEMMs: profiles measure down to the shapes small models use).
   const double flat = Interpolate(gemm_curve, flop, achievable_flops);
   if (tokens <= 0 || gemm_token_curves.empty()) return flat;
-  return AtTokens(gemm_token_curves, flop, tokens, flat, [](const GemmTokenCurve& c) -> const std::vector<CurvePoint>& { return c.fwd; });
+  return AtTokens(gemm_token_curves, &GemmTokenCurve::fwd, flop, tokens, flat);
 }
 
 double HwProfile::AttentionRate(double flop) const {
@@ -90,9 +90,10 @@ double HwProfile::AttentionFwdRate(double flop) const {
 }
 
 double HwProfile::GemmBwdRate(double flop, double tokens) const {
-  const double flat = gemm_bwd_curve.empty() ? GemmRate(flop) : Interpolate(gemm_bwd_curve, flop, GemmRate(flop));
+  const double fwd = GemmRate(flop);
+  const double flat = gemm_bwd_curve.empty() ? fwd : Interpolate(gemm_bwd_curve, flop, fwd);
   if (tokens <= 0 || gemm_token_curves.empty()) return flat;
-  return AtTokens(gemm_token_curves, flop, tokens, flat, [](const GemmTokenCurve& c) -> const std::vector<CurvePoint>& { return c.bwd; });
+  return AtTokens(gemm_token_curves, &GemmTokenCurve::bwd, flop, tokens, flat);
 }
 
 double HwProfile::AllgatherBusBw(double bytes) const {

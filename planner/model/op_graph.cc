@@ -85,7 +85,7 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
     ops.push_back(op);
   };
   const double norm_params = (m.norm == "layernorm" ? 2.0 : 1.0) * h;
-  const double norm_s = 4 * bs * h * w / ew_bw, norm_bwd_s = 2 * norm_s;  // memory passes
+  const double norm_s = 4 * bs * h * w / ew_bw;
   // Attention core, by one head's size: the measured kernel where profiled.
   const double att_flop = 2.0 * s * hdim * s;
   const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;
@@ -102,11 +102,11 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   }
   for (int l = 0; l < static_cast<int>(m.n_layer); ++l) {
     // Norm params ride with the next linear's fetch; elementwise passes at memory bandwidth.
-    ops.push_back({name("ln1", l), l, norm_params, norm_s, norm_bwd_s, true, true});
+    ops.push_back({name("ln1", l), l, norm_params, norm_s, 2 * norm_s, true, true});
     linear(l, "attn.qkv", h, h + 2 * kv, false);
     kernel("attn.core", l, att_fwd_s, att_bwd_s);
     linear(l, "attn.proj", h, h, true);
-    ops.push_back({name("ln2", l), l, norm_params, norm_s, norm_bwd_s, true});
+    ops.push_back({name("ln2", l), l, norm_params, norm_s, 2 * norm_s, true});
     if (m.mlp == "swiglu") {
       linear(l, "mlp.gate_up", h, 2 * f, false);
       kernel("mlp.act", l, 3 * bs * f * w / ew_bw, 6 * bs * f * w / ew_bw);
@@ -127,7 +127,7 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double ce_bwd_s =
       hw.cross_entropy_bwd_elems_per_s > 0 ? bs * V / hw.cross_entropy_bwd_elems_per_s : 2 * bs * V * 4 / ew_bw;
   ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop, bs) + norm_s + ce_s,
-                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + norm_bwd_s + ce_bwd_s, false});
+                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + 2 * norm_s + ce_bwd_s, false});
   // Measured per-op overhead of the executor (profile), for ops that are executor ops; a
   // backward op pays it twice (its gradient hand-off).
   if (hw.op_overhead_s > 0)

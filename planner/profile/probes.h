@@ -18,7 +18,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw);         // nvme_probe.cc
 Status CheckNvmeDir(const std::string& dir);                  // exists, a directory, writable
 Status ProbeAdam(ProfileContext& ctx, HwProfile& hw);         // adam_probe.cc
 Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw);   // overhead_probe.cc (runs the next one too)
-// GELU, LayerNorm and cross-entropy forward/backward elements/s on `be` (kernel_probe.cc).
+// GELU and cross-entropy forward/backward elements/s on `be` (kernel_probe.cc).
 Status ProbeElementwiseKernels(ProfileContext& ctx, Backend& be, HwProfile& hw);
 Status ProbeScheduler(ProfileContext& ctx, HwProfile& hw);    // scheduler_probe.cc
 Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw);  // collective_probe.cc
