@@ -1,6 +1,7 @@
 // The individual probes (one file each).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,17 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw);         // gemm_probe.cc
 Status ProbeDeviceCopy(ProfileContext& ctx, HwProfile& hw);   // copy_probe.cc
 Status ProbeNvme(ProfileContext& ctx, HwProfile& hw);         // nvme_probe.cc
 Status CheckNvmeDir(const std::string& dir);                  // exists, a directory, writable
+// One NVMe setting (block size, queue depth) and its measured bandwidths (bytes/s).
+struct NvmeSetting {
+  uint64_t block = 0;
+  uint32_t depth = 0;
+  double write_bw = 0, read_bw = 0;
+};
+// The setting the profile records: zrun runs every NVMe read and write at one block size and
+// depth (the plan's), and its reads and writes share one queue, so the profile keeps the
+// setting that moves a byte each way fastest (least 1/read + 1/write) and both bandwidths
+// at it, not the best read and the best write of two different settings. Empty: nullptr.
+const NvmeSetting* PickNvmeSetting(const std::vector<NvmeSetting>& measured);
 Status ProbeAdam(ProfileContext& ctx, HwProfile& hw);         // adam_probe.cc
 Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw);   // overhead_probe.cc (runs the next one too)
 // GELU and cross-entropy forward/backward elements/s on `be` (kernel_probe.cc).

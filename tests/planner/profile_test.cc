@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/hw_profile.h"
+#include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
 namespace zinf {
@@ -28,6 +29,23 @@ TEST(ProbeTiming, MedianAndRunCounts) {
   TimeRuns(1e9, 1, [&] { ++calls; }, &t);  // a budget never reached: capped at 2000 runs
   EXPECT_EQ(t.size(), 2004u);
   for (double x : t) EXPECT_GE(x, 0);
+}
+
+TEST(NvmeSetting, OneSettingServesBothDirections) {
+  // Fastest reads at 64 KiB x 32, fastest writes at 4 MiB x 4; zrun runs both at one
+  // setting, so the pick is the one that moves a byte each way fastest: 1 MiB x 16.
+  std::vector<NvmeSetting> m = {{64 << 10, 32, 0.40e9, 3.3e9}, {1 << 20, 16, 1.40e9, 3.0e9}, {4 << 20, 4, 1.60e9, 1.4e9}};
+  const NvmeSetting* p = PickNvmeSetting(m);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->block, 1u << 20);
+  EXPECT_EQ(p->depth, 16u);
+  EXPECT_DOUBLE_EQ(p->write_bw, 1.40e9);
+  EXPECT_DOUBLE_EQ(p->read_bw, 3.0e9);
+  m[1].write_bw = 0;  // a setting that measured nothing is never picked
+  p = PickNvmeSetting(m);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->block, 4u << 20);
+  EXPECT_EQ(PickNvmeSetting({}), nullptr);
 }
 
 TEST(Profile, QuickProfileRoundTripsWithProvenance) {
