@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +22,7 @@
 #include "executor/comm/loopback_comm.h"
 #include "executor/comm/mpi_comm.h"
 #include "executor/comm/mpi_session.h"
+#include "executor/comm/shm_comm.h"
 #include "executor/train/checkpoint.h"
 #include "executor/train/compute_priority.h"
 #include "executor/train/test_hooks.h"
@@ -44,6 +48,7 @@ struct Args {
   int keep_checkpoints = 2;
   int64_t trace_steps = 10;
   double comm_timeout_s = 600;
+  std::string comm = "auto";  // auto | mpi | shm
 };
 
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -74,6 +79,23 @@ bool UnderMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+// Whether the ranks' collectives go through a shared-memory segment: --comm shm, or auto
+// with every rank on this node (their host names, gathered over `mpi`, all equal).
+Result<bool> UseShmComm(const std::string& kind, Comm& mpi) {
+  if (kind == "mpi" || mpi.size() == 1) return false;
+  char host[64] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::vector<char> all(sizeof(host) * static_cast<size_t>(mpi.size()));
+  ZINF_RETURN_IF_ERROR(mpi.AllGatherBytes(host, sizeof(host), all.data()));
+  int nodes_differ = 0;
+  for (int q = 1; q < mpi.size(); ++q)
+    if (std::memcmp(all.data(), all.data() + static_cast<size_t>(q) * sizeof(host), sizeof(host)) != 0) ++nodes_differ;
+  if (nodes_differ > 0 && kind == "shm")
+    return InvalidArgument(fmt::format("{} of {} ranks run on another host than rank 0; shared memory needs one node",
+                                       nodes_differ, mpi.size()));
+  return nodes_differ == 0;
 }
 
 Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
@@ -228,6 +250,10 @@ int main(int argc, char** argv) {
   app.add_option("--comm-timeout", a.comm_timeout_s,
                  "seconds a collective may wait for the other ranks before the run stops with an error (0: forever)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--comm", a.comm,
+                 "collectives between ranks: shm (a shared-memory segment; the ranks sleep while they wait), mpi, or "
+                 "auto (shm when every rank is on this node, else mpi)")
+      ->check(CLI::IsMember({"auto", "mpi", "shm"}))->capture_default_str();
   app.add_option("--trace-steps", a.trace_steps, "steps recorded in trace.json (the first ones; bounds its size)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", a.quiet, "no progress line");
@@ -239,7 +265,7 @@ int main(int argc, char** argv) {
     return r == 0 ? 0 : 2;
   }
   std::unique_ptr<MpiSession> mpi;
-  std::unique_ptr<Comm> comm;
+  std::unique_ptr<Comm> comm, boot;
   if (UnderMpi()) {
     auto s = MpiSession::Init(&argc, &argv);
     if (!s.ok()) {
@@ -255,6 +281,27 @@ int main(int argc, char** argv) {
       return 1;
     }
     comm = std::move(*c);
+    Result<bool> shm = UseShmComm(a.comm, *comm);
+    if (shm.ok() && *shm) {
+      auto sc = ShmComm::ConnectOverComm(*comm, co);
+      if (sc.ok()) {
+        boot = std::move(comm);  // kept for the job's lifetime; the training collectives go through shm
+        comm = std::move(*sc);
+      } else if (a.comm == "shm") {
+        shm = sc.status();
+      } else if (comm->rank() == 0) {  // every rank saw the failure (ConnectOverComm agrees on it)
+        std::fprintf(stderr, "zrun: warning: shared-memory collectives unavailable (%s); using MPI\n",
+                     sc.status().ToString().c_str());
+      }
+    }
+    if (!shm.ok()) {
+      std::fprintf(stderr, "zrun: error: rank %d: --comm %s: %s\n", comm->rank(), a.comm.c_str(),
+                   shm.status().ToString().c_str());
+      comm.reset();
+      boot.reset();
+      if (mpi) MpiSession::Abort(2);
+      return 2;
+    }
   } else {
     comm = std::make_unique<LoopbackComm>();
   }
@@ -265,10 +312,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zrun: error: rank %d: %s\n", comm->rank(), st.ToString().c_str());
     if (mpi && comm->size() > 1) {
       comm.reset();
+      boot.reset();
       MpiSession::Abort(ExitCodeFor(st));
     }
     return ExitCodeFor(st);
   }
   comm.reset();
+  boot.reset();
   return 0;
 }
