@@ -32,8 +32,9 @@ struct HwProfile {
   int64_t gpus_per_node = 1;
   int64_t cpu_cores = 1;
   // CPU backend, more runnable threads than cores: the mean time a busy thread runs before
-  // the scheduler switches it out (0: not measured). Sets how long a collective waits for
-  // ranks that are switched out (planner/model/op_graph.h, OversubscribedCollectiveLatency).
+  // the scheduler switches it out (0: not measured). Recorded to describe the machine; the
+  // time model does not use it (docs/performance-model.md: it over-predicted 4 ranks on 2
+  // cores by up to 2.6x; the cores' time in collectives is what they cost).
   double cpu_sched_slice_s = 0;
   double host_memory_bytes = 0;     // usable host memory per node
   double nvme_capacity_bytes = 0;   // per node

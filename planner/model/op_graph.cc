@@ -13,13 +13,6 @@ double CpuRankShare(const HwProfile& hw, const PlanKnobs& k) {
   return static_cast<double>(hw.gpus_per_node) / static_cast<double>(k.gpus_per_node);
 }
 
-double OversubscribedCollectiveLatency(const HwProfile& hw, const PlanKnobs& k) {
-  if (hw.backend != "cpu" || hw.cpu_sched_slice_s <= 0 || hw.cpu_cores <= 0 || k.gpus_per_node <= 1) return 0.0;
-  const int64_t threads = k.gpus_per_node * std::max<int64_t>(1, hw.cpu_cores / k.gpus_per_node);
-  const double ratio = static_cast<double>(threads) / static_cast<double>(hw.cpu_cores);
-  return ratio > 1.0 ? 0.5 * (ratio - 1.0) * hw.cpu_sched_slice_s : 0.0;
-}
-
 namespace {
 double PerRank(double per_gpu, double node, int64_t ranks_per_node) {
   if (node <= 0 || ranks_per_node <= 0) return per_gpu;

@@ -33,12 +33,6 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k);
 // The fraction of the profiled device one rank gets: 1 on GPUs; on the CPU backend, where the
 // profile measured the whole CPU, hw.gpus_per_node / ranks per node when more ranks share it.
 double CpuRankShare(const HwProfile& hw, const PlanKnobs& k);
-// CPU backend, more runnable threads than cores (ranks per node x zrun's threads per rank,
-// max(1, cores / ranks)): a collective completes only when every rank has been switched back
-// in. A switched-out thread stays out (ratio - 1) slices (hw.cpu_sched_slice_s), and a
-// collective posted at a random moment waits half of that: the latency added to each
-// collective. 0 on GPUs, without oversubscription or without a measured slice.
-double OversubscribedCollectiveLatency(const HwProfile& hw, const PlanKnobs& k);
 // One rank's NVMe bandwidth: the profile's per-GPU figure, but no more than the node's drives
 // divided among the plan's ranks per node (4 ranks on a 1-device CPU profile share its drive).
 double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k);

@@ -57,7 +57,9 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
   const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
   double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
   double inter = nodes > 1 ? Safe(bytes * (nodes - 1) / nodes, hw.inter_node_bw) : 0.0;
-  return std::max(intra, inter) + hw.collective_latency_s + OversubscribedCollectiveLatency(hw, k);
+  // CPU backend: a collective is memcpy (and the sums of a reduce-scatter) by the rank's own
+  // threads on the cores its kernels use, so it runs at the rank's share of them, as its kernels do.
+  return (std::max(intra, inter) + hw.collective_latency_s) / CpuRankShare(hw, k);
 }
 
 TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
@@ -98,8 +100,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     fill += CollectiveTime(hw, k, w * P / n_ops);
     return fill;
   }();
-  // CPU backend: no copy engine, host<->device copies are memcpy on the cores the kernels use.
-  double overlapped = busy["compute"] + (hw.backend == "cpu" ? busy["h2d"] + busy["d2h"] : 0.0), serial = 0;
+  // CPU backend: no copy engine, host<->device copies are memcpy on the cores the kernels use,
+  // and so are the collectives between its ranks (shared memory, no NIC): they add to compute.
+  const bool on_cores = hw.backend == "cpu";
+  double overlapped = busy["compute"] + (on_cores ? busy["h2d"] + busy["d2h"] + busy["network"] : 0.0), serial = 0;
   auto place = [&](const std::string& res, int64_t depth) {
     if (!busy.count(res)) return;
     if (depth > 0) overlapped = std::max(overlapped, busy[res]);
@@ -115,7 +119,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     place("h2d", k.prefetch_h2d);
     place("d2h", 1);
   }
-  place("network", k.prefetch_allgather);
+  if (!on_cores) place("network", k.prefetch_allgather);
   const double fwd_bwd = overlapped + serial + fetches * per_op_fill;
 
   // Optimizer step on each rank's shard, after backward.

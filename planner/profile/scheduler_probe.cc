@@ -1,8 +1,8 @@
 // The scheduler's time slice under oversubscription: 2 x cores threads that never block,
 // each watching its own clock; a jump of more than kGapS between two readings is a switch-
-// out. The slice is the mean time a thread ran between switch-outs. On the CPU backend with
-// more ranks than cores, a collective completes only once every rank has been switched back
-// in, so its latency follows this slice (op_graph.cc, OversubscribedCollectiveLatency).
+// out. The slice is the mean time a thread ran between switch-outs: how the machine shares
+// its cores among more busy threads than it has. Recorded for the reader; the time model no
+// longer costs collectives by it (docs/performance-model.md, several ranks per node).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -23,8 +23,9 @@ struct Dep {
 
 class Graph {
  public:
-  // copies_on_cores: the CPU backend, where host<->device copies are memcpy on the same cores
-  // as the kernels (no copy engine): they queue with compute.
+  // copies_on_cores: the CPU backend, where host<->device copies and the collectives between
+  // ranks are memcpy on the same cores as the kernels (no copy engine, no NIC): they queue
+  // with compute.
   Graph(bool keep, bool copies_on_cores) : keep_(keep), copies_on_cores_(copies_on_cores) {}
 
   // Issues a task: it starts when its resource is free and every dependency is met.
@@ -58,7 +59,7 @@ class Graph {
   // NVMe reads and writes share one queue: one drive (share) serves both directions, as the
   // executor's single NVMe lane does; busy time is still reported per direction.
   int Queue(Res r) const {
-    if (copies_on_cores_ && (r == Res::kH2D || r == Res::kD2H)) return static_cast<int>(Res::kCompute);
+    if (copies_on_cores_ && (r == Res::kH2D || r == Res::kD2H || r == Res::kNetwork)) return static_cast<int>(Res::kCompute);
     return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r);
   }
   double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }

@@ -59,6 +59,27 @@ TEST(Simulator, StepBoundedByBusiestResourceAndTotalWork) {
   }
 }
 
+// On the CPU backend the collectives are the cores' work: they queue with compute instead of
+// overlapping with it, so the step is at least compute plus network; on GPUs they overlap.
+TEST(Simulator, CpuCollectivesQueueWithCompute) {
+  ModelSpec m = Gpt(8, 1024, 16, 512);
+  for (const char* backend : {"cpu", "cuda"}) {
+    HwProfile hw = Dgx2();
+    hw.backend = backend;
+    PlanKnobs k = Knobs(m, hw, "none");
+    SimResult r = SimulateStep(m, hw, k);
+    TimeEstimate te = EstimateTime(m, hw, k);
+    ASSERT_GT(Busy(r, Res::kNetwork), 0.0) << backend;
+    const double serial = Busy(r, Res::kCompute) + Busy(r, Res::kNetwork);
+    if (std::string(backend) == "cpu") {
+      EXPECT_GE(r.step_s, serial * (1 - 1e-9));
+      EXPECT_GE(te.step_s, (te.busy_s["compute"] + te.busy_s["network"]) * (1 - 1e-9));
+    } else {
+      EXPECT_LT(r.step_s, serial);
+    }
+  }
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
