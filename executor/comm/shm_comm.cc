@@ -186,9 +186,8 @@ Status ShmComm::Arrive(const CollArgs& a) {
   for (int spin = 0; spin < 64; ++spin)  // a peer already on its way: cheaper than a sleep
     if (h->gen.load(std::memory_order_acquire) != gen) return Status::Ok();
   for (;;) {
-    if (h->gen.load(std::memory_order_acquire) != gen) {
-      return h->broken.load(std::memory_order_acquire) ? BrokenStatus(h) : Status::Ok();
-    }
+    // The barrier completed (Break never moves gen); a break after it shows at the next one.
+    if (h->gen.load(std::memory_order_acquire) != gen) return Status::Ok();
     if (h->broken.load(std::memory_order_acquire)) return BrokenStatus(h);
     double wait_s = 0.05;  // wake now and then to see the deadline
     if (has_deadline) {
@@ -232,57 +231,70 @@ Status ShmComm::Execute(const CollArgs& a) {
     }
   }
   const size_t es = DTypeBytes(a.dtype), bytes = a.count * es;
+  // Every op runs in chunks of `per` units out of `total`: each rank fills its slot with
+  // put(off, c), the ranks meet, each reads what it needs with take(off, c), and they meet
+  // again before the slots are reused.
+  auto chunked = [&](size_t total, size_t per, auto put, auto take) -> Status {
+    for (size_t off = 0; off < total; off += per) {
+      const size_t c = std::min(per, total - off);
+      put(off, c);
+      ZINF_RETURN_IF_ERROR(Arrive(a));
+      take(off, c);
+      ZINF_RETURN_IF_ERROR(Arrive(a));
+    }
+    return Status::Ok();
+  };
   std::vector<const float*> parts(static_cast<size_t>(n));
+  auto slot_f = [&](int q) { return reinterpret_cast<float*>(Slot(q)); };
   switch (a.op) {
-    case CollOp::kAllGather:
-      for (size_t off = 0; off < bytes; off += slot_bytes_) {
-        const size_t c = std::min(slot_bytes_, bytes - off);
-        std::memcpy(Slot(r), static_cast<const char*>(a.send) + off, c);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-        for (int q = 0; q < n; ++q) std::memcpy(static_cast<char*>(a.recv) + static_cast<size_t>(q) * bytes + off, Slot(q), c);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-      }
-      return Status::Ok();
+    case CollOp::kAllGather: {
+      const char* send = static_cast<const char*>(a.send);
+      char* recv = static_cast<char*>(a.recv);
+      return chunked(
+          bytes, slot_bytes_, [&](size_t off, size_t c) { std::memcpy(Slot(r), send + off, c); },
+          [&](size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) std::memcpy(recv + static_cast<size_t>(q) * bytes + off, Slot(q), c);
+          });
+    }
     case CollOp::kReduceScatter: {
       // Chunk c of each destination's block: rank q's part for rank d at slot q + d*c.
-      const size_t per = std::max<size_t>(1, slot_bytes_ / sizeof(float) / static_cast<size_t>(n));
       const float* send = static_cast<const float*>(a.send);
-      for (size_t off = 0; off < a.count; off += per) {
-        const size_t c = std::min(per, a.count - off);
-        float* mine = reinterpret_cast<float*>(Slot(r));
-        for (int d = 0; d < n; ++d) std::memcpy(mine + static_cast<size_t>(d) * c, send + static_cast<size_t>(d) * a.count + off, c * sizeof(float));
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-        for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = reinterpret_cast<const float*>(Slot(q)) + static_cast<size_t>(r) * c;
-        SumInRankOrder(parts.data(), n, c, static_cast<float*>(a.recv) + off);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-      }
-      return Status::Ok();
+      float* recv = static_cast<float*>(a.recv);
+      return chunked(
+          a.count, std::max<size_t>(1, slot_bytes_ / sizeof(float) / static_cast<size_t>(n)),
+          [&](size_t off, size_t c) {
+            for (int d = 0; d < n; ++d)
+              std::memcpy(slot_f(r) + static_cast<size_t>(d) * c, send + static_cast<size_t>(d) * a.count + off,
+                          c * sizeof(float));
+          },
+          [&](size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(q) + static_cast<size_t>(r) * c;
+            SumInRankOrder(parts.data(), n, c, recv + off);
+          });
     }
     case CollOp::kAllReduce: {
       // Every rank sums every element over the ranks in rank order: the same floats as
       // MpiComm's and ThreadComm's block-by-rank reduction.
-      const size_t per = slot_bytes_ / sizeof(float);
       float* data = static_cast<float*>(a.recv);
-      for (size_t off = 0; off < a.count; off += per) {
-        const size_t c = std::min(per, a.count - off);
-        std::memcpy(Slot(r), data + off, c * sizeof(float));
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-        for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = reinterpret_cast<const float*>(Slot(q));
-        SumInRankOrder(parts.data(), n, c, data + off);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-      }
-      return Status::Ok();
+      return chunked(
+          a.count, slot_bytes_ / sizeof(float),
+          [&](size_t off, size_t c) { std::memcpy(slot_f(r), data + off, c * sizeof(float)); },
+          [&](size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(q);
+            SumInRankOrder(parts.data(), n, c, data + off);
+          });
     }
-    case CollOp::kBroadcast:
-      for (size_t off = 0; off < bytes; off += slot_bytes_) {
-        const size_t c = std::min(slot_bytes_, bytes - off);
-        char* data = static_cast<char*>(a.recv) + off;
-        if (r == a.root) std::memcpy(Slot(a.root), data, c);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-        if (r != a.root) std::memcpy(data, Slot(a.root), c);
-        ZINF_RETURN_IF_ERROR(Arrive(a));
-      }
-      return Status::Ok();
+    case CollOp::kBroadcast: {
+      char* data = static_cast<char*>(a.recv);
+      return chunked(
+          bytes, slot_bytes_,
+          [&](size_t off, size_t c) {
+            if (r == a.root) std::memcpy(Slot(a.root), data + off, c);
+          },
+          [&](size_t off, size_t c) {
+            if (r != a.root) std::memcpy(data + off, Slot(a.root), c);
+          });
+    }
     case CollOp::kBarrier:
       // The first rendezvous was the barrier; the second keeps a fast rank from posting
       // its next op while the others still read `posted`.

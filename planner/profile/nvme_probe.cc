@@ -17,9 +17,6 @@
 #include "planner/profile/probes.h"
 
 namespace zinf {
-namespace {
-
-}  // namespace
 
 const NvmeSetting* PickNvmeSetting(const std::vector<NvmeSetting>& measured) {
   const NvmeSetting* best = nullptr;
