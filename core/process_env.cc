@@ -1,8 +1,10 @@
 #include "core/process_env.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace zinf {
 
@@ -11,6 +13,12 @@ void EnsurePassiveOpenMpWait(char** argv) {
   if (::setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
   ::execv("/proc/self/exe", argv);
   // exec failed: carry on with the variable set for any later-loaded runtime.
+}
+
+void SetThreadName(const char* name) {
+  std::string n = std::string("zinf:") + name;
+  if (n.size() > 15) n.resize(15);
+  (void)pthread_setname_np(pthread_self(), n.c_str());
 }
 
 }  // namespace zinf

@@ -11,3 +11,12 @@ namespace zinf {
 void EnsurePassiveOpenMpWait(char** argv);
 
 }  // namespace zinf
+
+namespace zinf {
+
+// Names the calling thread "zinf:<name>" (truncated to the kernel's 15 characters), so that
+// top -H, perf and /proc/PID/task/*/comm tell the compute stream, the transfer lanes and the
+// comm worker apart. Best effort: a failure is ignored.
+void SetThreadName(const char* name);
+
+}  // namespace zinf

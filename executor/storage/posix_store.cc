@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "core/process_env.h"
 #include "executor/storage/storage_file.h"
 
 namespace zinf {
@@ -45,6 +46,7 @@ int64_t PosixStore::Execute(const ChunkOp& op) const {
 }
 
 void PosixStore::WorkerLoop() {
+  SetThreadName("io");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     work_cv_.wait(lock, [&] { return stop_ || !work_.empty(); });

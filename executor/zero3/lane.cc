@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/process_env.h"
 namespace zinf {
 
 void Signal::Set(Status s) {
@@ -60,6 +61,7 @@ double Lane::busy_s() const {
 }
 
 void Lane::Loop() {
+  SetThreadName(name_.c_str());
   std::unique_lock<std::mutex> l(mu_);
   while (true) {
     cv_.wait(l, [&] { return stop_ || !q_.empty(); });

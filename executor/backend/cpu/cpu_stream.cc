@@ -1,5 +1,6 @@
 #include "executor/backend/cpu/cpu_stream.h"
 
+#include "core/process_env.h"
 namespace zinf::cpu {
 
 void EventState::Complete(uint64_t gen) {
@@ -31,6 +32,7 @@ CpuStream::~CpuStream() {
 }
 
 void CpuStream::Loop() {
+  SetThreadName(name_.c_str());
   for (;;) {
     std::function<void()> task;
     {
