@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/process_env.h"
 namespace zinf {
 
 const char* CollOpName(CollOp op) {
@@ -70,60 +71,108 @@ bool Comm::broken() const {
   return broken_;
 }
 
-CommHandle Comm::Enqueue(const CollArgs& in) {
-  CollArgs args = in;
+Status Comm::Check(const CollArgs& args) const {
   const char* op = CollOpName(args.op);
-  if (args.op != CollOp::kBarrier && args.count == 0) return CommHandle::Done(Status::Ok());
   if (args.count > std::numeric_limits<size_t>::max() / 8 / static_cast<size_t>(size())) {
-    return CommHandle::Done(InvalidArgument(fmt::format("{}: count {} too large", op, args.count)));
+    return InvalidArgument(fmt::format("{}: count {} too large", op, args.count));
   }
   bool needs_send = args.op == CollOp::kAllGather || args.op == CollOp::kReduceScatter;
   if (args.op != CollOp::kBarrier && (args.recv == nullptr || (needs_send && args.send == nullptr))) {
-    return CommHandle::Done(InvalidArgument(fmt::format("{} of {} elements: null buffer", op, args.count)));
+    return InvalidArgument(fmt::format("{} of {} elements: null buffer", op, args.count));
   }
   if (args.op == CollOp::kBroadcast && (args.root < 0 || args.root >= size())) {
-    return CommHandle::Done(InvalidArgument(
-        fmt::format("broadcast: root {} out of range (allowed 0..{})", args.root, size() - 1)));
+    return InvalidArgument(fmt::format("broadcast: root {} out of range (allowed 0..{})", args.root, size() - 1));
   }
+  return Status::Ok();
+}
+
+Status Comm::BrokenLocked(CollOp op) const {
+  if (!broken_) return Status::Ok();
+  return Aborted(fmt::format("{} on rank {}: communicator unusable after an earlier failure: {}", CollOpName(op), rank(),
+                             broken_msg_));
+}
+
+Status Comm::UnusableLocked(CollOp op) const {
+  ZINF_RETURN_IF_ERROR(BrokenLocked(op));
+  if (stop_) return Aborted(fmt::format("{}: communicator is shutting down", CollOpName(op)));
+  return Status::Ok();
+}
+
+void Comm::FinishLocked(const Status& st) {
+  if (st.code() == Code::kAborted && !broken_) {
+    broken_ = true;
+    broken_msg_ = st.message();
+  }
+}
+
+CommHandle Comm::Enqueue(const CollArgs& in) {
+  CollArgs args = in;
+  if (args.op != CollOp::kBarrier && args.count == 0) return CommHandle::Done(Status::Ok());
+  if (Status st = Check(args); !st.ok()) return CommHandle::Done(std::move(st));
   auto state = std::make_shared<detail::CommOpState>();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (broken_) {
-      return CommHandle::Done(Aborted(fmt::format("{} on rank {}: communicator unusable after an earlier "
-                                                  "failure: {}", op, rank(), broken_msg_)));
-    }
-    if (stop_) return CommHandle::Done(Aborted(fmt::format("{}: communicator is shutting down", op)));
+    if (Status st = UnusableLocked(args.op); !st.ok()) return CommHandle::Done(std::move(st));
     args.timeout_s = timeout_s_;
     queue_.push_back(Task{args, state});
+    ++issued_;
   }
   cv_.notify_one();
   return CommHandle(std::move(state));
 }
 
+Status Comm::Run(const CollArgs& in) {
+  CollArgs args = in;
+  if (args.op != CollOp::kBarrier && args.count == 0) return Status::Ok();
+  if (Status st = Check(args); !st.ok()) return st;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!queue_.empty() || worker_busy_ || inline_busy_) {
+      lock.unlock();  // ops are in flight: this one runs after them, on the comm thread
+      return Enqueue(args).Wait();
+    }
+    if (Status st = UnusableLocked(args.op); !st.ok()) return st;
+    args.timeout_s = timeout_s_;
+    inline_busy_ = true;  // the comm thread holds back ops issued meanwhile (issue order)
+    ++issued_;
+  }
+  Status st = Execute(args);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inline_busy_ = false;
+    FinishLocked(st);
+  }
+  cv_.notify_all();
+  return st;
+}
+
+int64_t Comm::issued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return issued_;
+}
+
 void Comm::WorkerLoop() {
+  SetThreadName("comm");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    cv_.wait(lock, [&] { return (stop_ && queue_.empty()) || (!queue_.empty() && !inline_busy_); });
     if (queue_.empty()) return;  // stopping, queue drained
     Task task = std::move(queue_.front());
     queue_.pop_front();
-    bool broken = broken_;
-    std::string broken_msg = broken_msg_;
+    Status st = BrokenLocked(task.args.op);  // ops queued before a stop still run
+    worker_busy_ = true;
     lock.unlock();
-    Status st = broken ? Aborted(fmt::format("{} on rank {}: communicator unusable after an earlier failure: {}",
-                                             CollOpName(task.args.op), rank(), broken_msg))
-                       : Execute(task.args);
+    if (st.ok()) st = Execute(task.args);
     lock.lock();
-    if (st.code() == Code::kAborted && !broken_) {
-      broken_ = true;
-      broken_msg_ = st.message();
-    }
+    worker_busy_ = false;
+    FinishLocked(st);
     {
       std::lock_guard<std::mutex> slock(task.state->mu);
       task.state->done = true;
       task.state->status = std::move(st);
     }
     task.state->cv.notify_all();
+    if (queue_.empty()) cv_.notify_all();  // a blocking caller may now run inline
   }
 }
 

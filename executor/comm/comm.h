@@ -15,13 +15,15 @@
 // run for the same inputs and rank count, whatever the implementation (ThreadComm and
 // MpiComm agree bit for bit, and a serial loop in rank order reproduces them).
 //
-// THREADING: each Comm owns one dedicated comm thread. Every collective, blocking or
-// not, is queued to it and executed in issue order; blocking calls are the async call
-// followed by Wait(). So an MPI library only ever sees calls from one thread
-// (MPI_THREAD_SERIALIZED is enough) and collectives are issued in program order on every
-// rank. Calls on one Comm may come from any thread, but all ranks must issue the same
-// collectives in the same order (as with MPI). Buffers must stay valid (send unmodified)
-// until the handle is waited.
+// THREADING: each Comm owns one dedicated comm thread. Async collectives are queued to it
+// and executed in issue order. A blocking call runs on the calling thread when nothing is
+// queued or running (it saves two thread hand-offs per op, which on a small or virtualised
+// machine cost more CPU than a small collective's copies), otherwise it is queued behind
+// the ops in flight and waited; the comm thread holds back ops issued while a blocking call
+// runs. So ops never run concurrently (MPI_THREAD_SERIALIZED is enough) and run in program
+// order on every rank. Calls on one Comm may come from any thread, but all ranks must
+// issue the same collectives in the same order (as with MPI). Buffers must stay valid
+// (send unmodified) until the handle is waited.
 //
 // FAILURE: each op has a deadline (timeout_s, default 600 s; <= 0 = none). An op that
 // does not complete in time (a peer died, hung or skipped the call) fails with Aborted
@@ -105,21 +107,30 @@ class Comm {
   CommHandle BroadcastBytesAsync(void* data, size_t bytes, int root);
   CommHandle BarrierAsync();
 
-  Status AllGather(const float* send, size_t count, float* recv) { return AllGatherAsync(send, count, recv).Wait(); }
+  Status AllGather(const float* send, size_t count, float* recv) {
+    return Run({CollOp::kAllGather, CommDType::kF32, send, recv, count, 0, 0});
+  }
   Status AllGatherBytes(const void* send, size_t bytes, void* recv) {
-    return AllGatherBytesAsync(send, bytes, recv).Wait();
+    return Run({CollOp::kAllGather, CommDType::kBytes, send, recv, bytes, 0, 0});
   }
   Status ReduceScatter(const float* send, size_t count, float* recv) {
-    return ReduceScatterAsync(send, count, recv).Wait();
+    return Run({CollOp::kReduceScatter, CommDType::kF32, send, recv, count, 0, 0});
   }
-  Status AllReduce(float* data, size_t count) { return AllReduceAsync(data, count).Wait(); }
-  Status Broadcast(float* data, size_t count, int root) { return BroadcastAsync(data, count, root).Wait(); }
-  Status BroadcastBytes(void* data, size_t bytes, int root) { return BroadcastBytesAsync(data, bytes, root).Wait(); }
-  Status Barrier() { return BarrierAsync().Wait(); }
+  Status AllReduce(float* data, size_t count) {
+    return Run({CollOp::kAllReduce, CommDType::kF32, data, data, count, 0, 0});
+  }
+  Status Broadcast(float* data, size_t count, int root) {
+    return Run({CollOp::kBroadcast, CommDType::kF32, data, data, count, root, 0});
+  }
+  Status BroadcastBytes(void* data, size_t bytes, int root) {
+    return Run({CollOp::kBroadcast, CommDType::kBytes, data, data, bytes, root, 0});
+  }
+  Status Barrier() { return Run({CollOp::kBarrier, CommDType::kBytes, nullptr, nullptr, 0, 0, 0}); }
 
   double timeout_s() const;
   void set_timeout_s(double timeout_s);  // applies to ops issued afterwards
   bool broken() const;
+  int64_t issued() const;  // collectives issued so far (zero-count ops excluded)
 
  protected:
   explicit Comm(const CommOptions& options);
@@ -135,12 +146,19 @@ class Comm {
     std::shared_ptr<detail::CommOpState> state;
   };
   CommHandle Enqueue(const CollArgs& args);
+  Status Run(const CollArgs& args);  // a blocking op: inline when the comm thread is idle
+  Status Check(const CollArgs& args) const;
+  Status BrokenLocked(CollOp op) const;
+  Status UnusableLocked(CollOp op) const;  // broken or stopping
+  void FinishLocked(const Status& st);     // an Aborted op breaks the Comm
   void WorkerLoop();
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
   bool stop_ = false;
+  bool worker_busy_ = false, inline_busy_ = false;
+  int64_t issued_ = 0;
   bool broken_ = false;
   std::string broken_msg_;
   double timeout_s_;
