@@ -116,7 +116,8 @@ const std::vector<std::string>& HwProfileValueKeys() {
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
                                                 "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
-                                                "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"};
+                                                "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
+                                                "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s"};
   return keys;
 }
 
@@ -197,6 +198,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   FieldReader io = r.Map("nvme", /*allow_missing=*/true);
   hw.nvme_block_size = io.Int("block_size", 4096, int64_t{1} << 30, int64_t{1} << 20);
   hw.nvme_queue_depth = io.Int("queue_depth", 1, 4096, 8);
+  hw.nvme_cpu_per_request_s = io.Number("cpu_per_request_s", 0, 1.0, 0.0);
+  hw.nvme_cpu_per_byte_s = io.Number("cpu_per_byte_s", 0, 1e-3, 0.0);
   if (hw.nvme_block_size % 4096 != 0) io.Fail("block_size", "must be a multiple of 4096");
   if (r.Has("provenance")) {
     FieldReader p = r.Map("provenance");
@@ -281,6 +284,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Begin("nvme");
   y.Key("block_size", hw.nvme_block_size);
   y.Key("queue_depth", hw.nvme_queue_depth);
+  if (hw.nvme_cpu_per_request_s > 0) y.Key("cpu_per_request_s", hw.nvme_cpu_per_request_s);
+  if (hw.nvme_cpu_per_byte_s > 0) y.Key("cpu_per_byte_s", hw.nvme_cpu_per_byte_s);
   y.End();
   if (!hw.provenance.empty()) {
     y.Begin("provenance");

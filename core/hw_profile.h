@@ -93,6 +93,10 @@ struct HwProfile {
   // NVMe I/O settings that measured best
   int64_t nvme_block_size = 1 << 20;
   int64_t nvme_queue_depth = 8;
+  // CPU backend: CPU time one NVMe request (a shard's read or write through the executor's
+  // store: submission, completion wake-up, CRC-32C) takes from the cores; 0 = not measured.
+  double nvme_cpu_per_request_s = 0;
+  double nvme_cpu_per_byte_s = 0;  // and per byte of it (CRC-32C, copies)
   // dotted key ("bandwidth.h2d") -> where the value comes from
   std::map<std::string, std::string> provenance;
 

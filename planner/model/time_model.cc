@@ -62,6 +62,29 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
   return (std::max(intra, inter) + hw.collective_latency_s) / CpuRankShare(hw, k);
 }
 
+double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes) {
+  if (hw.backend != "cpu" || requests <= 0) return 0.0;
+  const double cpu = requests * hw.nvme_cpu_per_request_s + std::max(bytes, 0.0) * hw.nvme_cpu_per_byte_s;
+  const double cores_per_device = static_cast<double>(std::max<int64_t>(hw.cpu_cores, 1)) /
+                                  static_cast<double>(std::max<int64_t>(hw.gpus_per_node, 1));
+  return cpu / std::max(cores_per_device, 1.0) / CpuRankShare(hw, k);
+}
+
+int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
+  int64_t n = 0;
+  for (const Op& op : BuildForwardOps(m, hw, k, false))
+    if (op.params > 0) ++n;
+  return n;
+}
+
+double OptimizerNvmeArrays(const PlanKnobs& k, const StateBytes& sb, bool read) {
+  if (k.placement.optimizer == Tier::kDevice) return 0.0;
+  double n = k.placement.optimizer == Tier::kNvme ? std::ceil(sb.optimizer / 4.0) : 0.0;
+  if (read && k.placement.grads == Tier::kNvme) n += 1;
+  if (k.placement.params == Tier::kNvme && (!read || k.dtype == "fp32")) n += 1;
+  return n;
+}
+
 TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
   const ParamCounts pc = CountParams(m);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
@@ -85,6 +108,13 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["nvme_write"] += ga * Safe(sb.grad * P / dp, nvme_w);
     busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, nvme_r);
   }
+  // CPU backend: each NVMe request of the passes (a group's shard: params fetched, grads
+  // written and read back) also takes CPU from the compute.
+  const bool any_nvme = pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme;
+  const double groups = hw.backend == "cpu" && any_nvme ? static_cast<double>(ParamGroups(m, hw, k)) : 0.0;
+  if (pl.params == Tier::kNvme) busy["compute"] += NvmeCpuTime(hw, k, fetches * groups, fetches * shard_bytes);
+  if (pl.grads == Tier::kNvme)
+    busy["compute"] += NvmeCpuTime(hw, k, (2 * ga - 1) * groups, (2 * ga - 1) * sb.grad * P / dp);
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
     double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) * static_cast<double>(SavedCheckpoints(m, k));
@@ -147,6 +177,13 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["h2d"] += wb;
     busy["nvme_read"] += rd;
     busy["nvme_write"] += wr;
+    // CPU backend: the optimizer's NVMe requests (a group's arrays read, then written) on the cores.
+    const double rd_bpp = (pl.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
+    const double wr_bpp = (pl.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + (pl.params == Tier::kNvme ? sb.param : 0.0);
+    const double io_cpu = NvmeCpuTime(hw, k, groups * (OptimizerNvmeArrays(k, sb, true) + OptimizerNvmeArrays(k, sb, false)),
+                                      (rd_bpp + wr_bpp) * P / dp);
+    cpu += io_cpu;
+    busy["cpu_optimizer"] = cpu;
     // Sub-groups pipeline read, update, write and write-back; add one sub-group's fill.
     double chunks = k.optimizer_chunk_params > 0 ? std::max(1.0, P / dp / static_cast<double>(k.optimizer_chunk_params)) : 1.0;
     // NVMe reads and writes share the drive (one queue), so they add up.

@@ -9,6 +9,7 @@
 #include "core/hw_profile.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
+#include "planner/model/memory_model.h"
 
 namespace zinf {
 
@@ -28,6 +29,21 @@ double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k);
 
 // Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs.
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);
+
+// CPU backend: the time `requests` NVMe requests of `bytes` in all take from the rank's
+// compute (the store's submission, completion wake-ups and CRC-32C run on the cores the
+// kernels use), at the profile's measured CPU cost per request and per byte, in device time
+// (a device is cores / devices cores) at the rank's share. 0 on other backends.
+double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes);
+
+// The executor's parameter groups of a rank (one per op with parameters; each is one NVMe
+// request per array it moves).
+int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
+
+// Arrays of a group the optimizer step reads (read) or writes from/to NVMe, one request
+// each: its fp32 states (m, v, a master copy if any), plus the gradient (read) and the
+// params (fp32: read as the master; written back) where those live on NVMe.
+double OptimizerNvmeArrays(const PlanKnobs& k, const StateBytes& sb, bool read);
 
 struct TimeEstimate {
   double step_s = 0;

@@ -7,6 +7,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -27,6 +30,32 @@ const NvmeSetting* PickNvmeSetting(const std::vector<NvmeSetting>& measured) {
   }
   return best;
 }
+
+namespace {
+double ProcessCpuSeconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// CPU seconds of this process (all its threads, user + system) per request of `bytes`: n
+// writes and n reads, each waited before the next is issued and each with the CRC-32C of
+// its buffer, as zrun's NVMe lane issues a shard's read or write.
+Result<double> CpuPerRequest(Storage& store, PinnedBuffer& wbuf, PinnedBuffer& rbuf, uint64_t bytes, uint64_t file_bytes,
+                             int n) {
+  const uint64_t slots = file_bytes / bytes;
+  volatile uint32_t sink = 0;
+  const double c0 = ProcessCpuSeconds();
+  for (int i = 0; i < n; ++i) {
+    const uint64_t off = (static_cast<uint64_t>(i) * 7919 % slots) * bytes;  // scattered, like swap extents
+    sink = sink + Crc32c(wbuf.data(), bytes);
+    ZINF_RETURN_IF_ERROR(store.Write(off, wbuf.data(), bytes));
+    ZINF_RETURN_IF_ERROR(store.Read(off, rbuf.data(), bytes));
+    sink = sink + Crc32c(rbuf.data(), bytes);
+  }
+  return (ProcessCpuSeconds() - c0) / (2.0 * n);
+}
+}  // namespace
 
 Status CheckNvmeDir(const std::string& dir) {
   struct stat st {};
@@ -105,10 +134,37 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     ctx.Progress("nvme", fmt::format("{}/{}: block {} depth {}: write {}, read {}", si + 1, settings.size(), FormatBytes(static_cast<double>(s.block)),
                                      s.depth, FormatBandwidth(m.write_bw), FormatBandwidth(m.read_bw)));
   }
+  const NvmeSetting* pick = PickNvmeSetting(results);
+  // The CPU one request costs, at the picked setting, for a small and a large request:
+  // a fixed part per request and a part per byte (CRC-32C, copies), fitted through both.
+  double cpu_small = 0, cpu_large = 0;
+  const uint64_t small = 64 << 10, large = 4 << 20;
+  if (pick && !ctx.cancelled()) {
+    ctx.Progress("nvme", "CPU time per request");
+    StorageOptions so;
+    so.block_size_bytes = pick->block;
+    so.queue_depth = pick->depth;
+    ZINF_ASSIGN_OR_RETURN(OpenedStore os, OpenStore(path, so, StoreBackend::kAuto, pool.get(), /*truncate=*/false));
+    ZINF_ASSIGN_OR_RETURN(cpu_small, CpuPerRequest(*os.store, wbuf, rbuf, small, file_bytes, quick ? 200 : 1000));
+    ZINF_ASSIGN_OR_RETURN(cpu_large, CpuPerRequest(*os.store, wbuf, rbuf, large, file_bytes, quick ? 20 : 60));
+  }
   ctx.RemoveTempFiles();
   if (results.empty()) return Aborted("nvme probe interrupted");
-  const NvmeSetting* pick = PickNvmeSetting(results);
   if (!pick) return Internal("nvme probe: no setting measured a positive bandwidth");
+  if (cpu_small > 0 && cpu_large > 0) {
+    hw.nvme_cpu_per_byte_s = std::max(0.0, (cpu_large - cpu_small) / static_cast<double>(large - small));
+    hw.nvme_cpu_per_request_s = std::max(0.0, cpu_small - hw.nvme_cpu_per_byte_s * static_cast<double>(small));
+    const std::string cpu_method = fmt::format(
+        "measured: {}, CPU time of this process (all threads, user + system) per request through the same store at "
+        "block {} depth {}, each request waited and CRC-32C'd as zrun's NVMe lane does: {} per {} request, {} per {} "
+        "request; the line through both",
+        ctx.Today(), FormatBytes(static_cast<double>(pick->block)), pick->depth, FormatSeconds(cpu_small),
+        FormatBytes(static_cast<double>(small)), FormatSeconds(cpu_large), FormatBytes(static_cast<double>(large)));
+    hw.provenance["nvme.cpu_per_request_s"] = cpu_method;
+    hw.provenance["nvme.cpu_per_byte_s"] = cpu_method;
+    ctx.Progress("nvme", fmt::format("CPU {} per request + {} per MiB", FormatSeconds(hw.nvme_cpu_per_request_s),
+                                     FormatSeconds(hw.nvme_cpu_per_byte_s * (1 << 20))));
+  }
   hw.nvme_read_bw = hw.nvme_read_bw_node = pick->read_bw;
   hw.nvme_write_bw = hw.nvme_write_bw_node = pick->write_bw;
   struct statvfs vfs {};

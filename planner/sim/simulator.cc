@@ -109,8 +109,11 @@ class PassBuilder {
       const double shard = r_.w * op.params / r_.dp;
       int& t = stage_task[static_cast<size_t>(j)];
       const std::string name = keep ? op.name : std::string();
-      if (st == 0 && k_.placement.params == Tier::kNvme)
+      if (st == 0 && k_.placement.params == Tier::kNvme) {
         t = g_.Add(Res::kNvmeRead, shard / r_.nvme_r, {{trig, on_start}}, phase, name + " nvme->host");
+        // CPU backend: the request's completion and CRC check on the cores.
+        if (double cpu = NvmeCpuTime(hw_, k_, 1, shard); cpu > 0) t = g_.Add(Res::kCompute, cpu, {{t, false}}, phase, name + " nvme cpu");
+      }
       if (st == 1 && k_.placement.params != Tier::kDevice)
         t = g_.Add(Res::kH2D, shard / r_.h2d, {{t, false}, {trig, on_start}}, phase, name + " h2d");
       if (st == 2 && k_.dp() > 1)
@@ -202,6 +205,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.placement.grads == Tier::kNvme) {
                         // Later micro-steps add to the shard written by the first: read it back.
                         if (micro > 0) t = g.Add(Res::kNvmeRead, gshard / r.nvme_r, {{t, false}}, "backward", "grad nvme read");
+                        const double cpu = NvmeCpuTime(hw, k, micro > 0 ? 2 : 1, (micro > 0 ? 2 : 1) * gshard);
+                        if (cpu > 0) t = g.Add(Res::kCompute, cpu, {{t, false}}, "backward", "grad nvme cpu");
                         g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
                       }
                     });
@@ -225,18 +230,27 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     const int chunks = static_cast<int>(std::max(1.0, std::ceil(shard / chunk)));
     const double per = shard / chunks;
     const double gpn = static_cast<double>(k.gpus_per_node);
+    // CPU backend: each group's arrays are NVMe requests whose CPU runs on the cores.
+    const double groups_per_chunk =
+        static_cast<double>(std::count_if(ops.begin(), ops.end(), [](const Op& op) { return op.params > 0; })) / chunks;
+    const double read_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
+    const double write_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + (k.placement.params == Tier::kNvme ? sb.param : 0.0);
+    const double read_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, true), read_bpp * per);
+    const double write_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, false), write_bpp * per);
     std::vector<int> upd(static_cast<size_t>(chunks), -1);
     last = barrier;
     for (int c = 0; c < chunks; ++c) {
       int rd = -1;
-      const double read_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
       if (read_bpp > 0) {
         int trig = c >= 2 ? upd[static_cast<size_t>(c - 2)] : barrier;  // two sub-groups of read-ahead
         rd = g.Add(Res::kNvmeRead, read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}}, "optimizer", "optimizer states read");
+        // Its CPU (completion, CRC) takes the cores, which are otherwise idle here (Adam waits for the read, not for it).
+        if (read_cpu > 0) g.Add(Res::kCompute, read_cpu, {{rd, false}}, "optimizer", "optimizer states read cpu");
       }
       // The node's CPU Adam rate is shared by its GPUs' ranks.
       int u = g.Add(Res::kCpuOpt, per * gpn / bw(hw.cpu_adam_params_per_s), {{rd, false}, {barrier, false}}, "optimizer", "cpu adam");
       upd[static_cast<size_t>(c)] = u;
+      if (write_cpu > 0) g.Add(Res::kCompute, write_cpu, {{u, false}}, "optimizer", "optimizer states write cpu");
       if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.optimizer * per / r.nvme_w, {{u, false}}, "optimizer", "optimizer states write");
       if (k.placement.params == Tier::kDevice) g.Add(Res::kH2D, sb.param * per / r.h2d, {{u, false}}, "optimizer", "param write-back h2d");
       if (k.placement.params == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.param * per / r.nvme_w, {{u, false}}, "optimizer", "param write nvme");

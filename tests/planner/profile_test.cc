@@ -61,6 +61,10 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_GT(hw->achievable_flops, 1e8);
   EXPECT_GT(hw->nvme_read_bw, 1e6);
   EXPECT_GT(hw->nvme_write_bw, 1e6);
+  // The CPU an NVMe request takes: a syscall and a wake-up at least, far below a second.
+  EXPECT_GT(hw->nvme_cpu_per_request_s + hw->nvme_cpu_per_byte_s * 65536, 1e-7);
+  EXPECT_LT(hw->nvme_cpu_per_request_s, 0.1);
+  EXPECT_TRUE(hw->provenance.count("nvme.cpu_per_request_s"));
   EXPECT_GT(hw->cpu_adam_params_per_s, 1e6);
   EXPECT_GT(hw->host_mem_bw, 1e8);
   EXPECT_FALSE(hw->gemm_curve.empty());

@@ -80,6 +80,55 @@ TEST(Simulator, CpuCollectivesQueueWithCompute) {
   }
 }
 
+// CPU backend: each NVMe request's CPU (measured per request and per byte) runs on the cores:
+// the simulator queues it with compute, the analytic model adds it; other backends ignore it.
+TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  for (const char* backend : {"cpu", "cuda"}) {
+    HwProfile hw = Dgx2();
+    hw.backend = backend;
+    hw.gpus_per_node = 1;
+    hw.cpu_cores = 2;
+    PlanKnobs k = Knobs(m, hw, "all:nvme");
+    k.gpus_per_node = 1;
+    k.ckpt_interval = 0;
+    k.grad_accum = 1;
+    k.dtype = "fp32";  // the params are the master: no separate master array
+    SimResult r0 = SimulateStep(m, hw, k);
+    TimeEstimate t0 = EstimateTime(m, hw, k);
+    hw.nvme_cpu_per_request_s = 50e-6;
+    SimResult r1 = SimulateStep(m, hw, k);
+    TimeEstimate t1 = EstimateTime(m, hw, k);
+    const double groups = static_cast<double>(ParamGroups(m, hw, k));
+    ASSERT_GT(groups, 0);
+    if (std::string(backend) != "cpu") {
+      EXPECT_EQ(r1.step_s, r0.step_s);
+      EXPECT_EQ(t1.step_s, t0.step_s);
+      continue;
+    }
+    // Per group: 2 param reads (forward, backward), 1 grad write, optimizer reads of p, g, m, v
+    // and writes of p, m, v; 50 us each on one of the device's 2 cores.
+    const double per_req = 50e-6 / 2;
+    SimOptions keep;
+    keep.keep_tasks = true;
+    double io_cpu = 0;
+    for (const SimTask& t : SimulateStep(m, hw, k, keep).tasks)
+      if (t.res == Res::kCompute && t.name.find("cpu") != std::string::npos) io_cpu += t.dur_s;
+    EXPECT_NEAR(io_cpu, 10 * groups * per_req, 1e-9);
+    EXPECT_GE(Busy(r1, Res::kCompute) - Busy(r0, Res::kCompute), 10 * groups * per_req * (1 - 1e-9));
+    EXPECT_NEAR(t1.busy_s["compute"] - t0.busy_s["compute"], 3 * groups * per_req, 1e-9);
+    EXPECT_NEAR(t1.busy_s["cpu_optimizer"] - t0.busy_s["cpu_optimizer"], 7 * groups * per_req, 1e-9);
+    EXPECT_GT(r1.step_s, r0.step_s);
+    EXPECT_GT(t1.step_s, t0.step_s);
+    // Four ranks on the same cores: each rank's share is a quarter, its requests cost 4x.
+    PlanKnobs k4 = k;
+    k4.gpus_per_node = 4;
+    EXPECT_NEAR(NvmeCpuTime(hw, k4, 1, 0), 4 * per_req, 1e-12);
+    hw.nvme_cpu_per_byte_s = 1e-10;
+    EXPECT_NEAR(NvmeCpuTime(hw, k, 2, 1e6), 2 * per_req + 1e6 * 1e-10 / 2, 1e-12);
+  }
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
