@@ -137,12 +137,14 @@ Status Comm::Run(const CollArgs& in) {
     ++issued_;
   }
   Status st = Execute(args);
+  bool held_back = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     inline_busy_ = false;
     FinishLocked(st);
+    held_back = !queue_.empty() || stop_;
   }
-  cv_.notify_all();
+  if (held_back) cv_.notify_all();  // only then does the comm thread need waking (a wake-up costs a context switch)
   return st;
 }
 

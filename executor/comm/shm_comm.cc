@@ -40,7 +40,7 @@ struct ShmHeader {
   std::atomic<uint32_t> broken;  // 0 ok, 2 a rank is writing the message, 1 broken
   char broken_msg[512];
   std::atomic<uint64_t> arrivals[kShmMaxRanks];  // barriers entered, per rank
-  ShmPosted posted[kShmMaxRanks];
+  ShmPosted posted[2][kShmMaxRanks];             // per round parity (see Execute)
 };
 
 }  // namespace detail
@@ -90,8 +90,12 @@ ShmComm::~ShmComm() {
   ::munmap(base_, bytes_);
 }
 
-char* ShmComm::Slot(int q) const {
-  return static_cast<char*>(base_) + HeaderBytes() + static_cast<size_t>(q) * slot_bytes_;
+size_t ShmComm::SegmentBytes(int size, size_t slot_bytes) {
+  return HeaderBytes() + 2 * static_cast<size_t>(size) * slot_bytes;
+}
+
+char* ShmComm::Slot(int set, int q) const {
+  return static_cast<char*>(base_) + HeaderBytes() + (static_cast<size_t>(set) * static_cast<size_t>(size_) + static_cast<size_t>(q)) * slot_bytes_;
 }
 
 Result<std::unique_ptr<ShmComm>> ShmComm::Open(const std::string& name, int rank, int size, bool create,
@@ -102,7 +106,7 @@ Result<std::unique_ptr<ShmComm>> ShmComm::Open(const std::string& name, int rank
     return InvalidArgument(fmt::format("ShmComm: segment name '{}' must be '/' and a file name", name));
   if (slot_bytes < 4096 || slot_bytes % 4096 != 0)
     return InvalidArgument(fmt::format("ShmComm: slot of {} bytes (a multiple of 4096 is needed)", slot_bytes));
-  const size_t total = HeaderBytes() + static_cast<size_t>(size) * slot_bytes;
+  const size_t total = SegmentBytes(size, slot_bytes);
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
   if (fd < 0) return IoError(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
   struct stat st {};
@@ -216,44 +220,48 @@ Status ShmComm::Arrive(const CollArgs& a) {
 Status ShmComm::Execute(const CollArgs& a) {
   ShmHeader* h = h_;
   const int n = size_, r = rank_;
-  h->posted[r] = {static_cast<uint8_t>(a.op), static_cast<uint8_t>(a.dtype), static_cast<int32_t>(a.root),
-                  static_cast<uint64_t>(a.count)};
-  ZINF_RETURN_IF_ERROR(Arrive(a));
-  const detail::ShmPosted f = h->posted[0];
-  for (int q = 0; q < n; ++q) {  // every rank sees the same mismatch
-    const detail::ShmPosted b = h->posted[q];
-    if (b.op != f.op || b.dtype != f.dtype || b.count != f.count ||
-        (static_cast<CollOp>(f.op) == CollOp::kBroadcast && b.root != f.root)) {
-      Status mismatch = InvalidArgument(fmt::format("collective mismatch: rank 0 called {} but rank {} called {}",
-                                                    Describe(f), q, Describe(b)));
-      ZINF_RETURN_IF_ERROR(Arrive(a));
-      return mismatch;
-    }
-  }
-  const size_t es = DTypeBytes(a.dtype), bytes = a.count * es;
-  // Every op runs in chunks of `per` units out of `total`: each rank fills its slot with
-  // put(off, c), the ranks meet, each reads what it needs with take(off, c), and they meet
-  // again before the slots are reused.
+  const detail::ShmPosted me{static_cast<uint8_t>(a.op), static_cast<uint8_t>(a.dtype), static_cast<int32_t>(a.root),
+                             static_cast<uint64_t>(a.count)};
+  // Every op runs in rounds of one barrier each (a chunk of `per` units out of `total`; a
+  // Barrier is one empty round): each rank posts its op and fills its slot with put(set,
+  // off, c), the ranks meet, each checks the posts (first round) and reads what it needs with
+  // take(set, off, c). Round k uses descriptor and slot set k % 2, so a rank may start round
+  // k + 1 while slower ones still read round k: set k % 2 is next written in round k + 2,
+  // which nobody enters before every rank has finished reading round k (entered round k + 1).
   auto chunked = [&](size_t total, size_t per, auto put, auto take) -> Status {
-    for (size_t off = 0; off < total; off += per) {
+    size_t off = 0;
+    do {
       const size_t c = std::min(per, total - off);
-      put(off, c);
+      const int set = static_cast<int>(h->arrivals[r].load(std::memory_order_relaxed) & 1);
+      h->posted[set][r] = me;
+      put(set, off, c);
       ZINF_RETURN_IF_ERROR(Arrive(a));
-      take(off, c);
-      ZINF_RETURN_IF_ERROR(Arrive(a));
-    }
+      if (off == 0) {
+        const detail::ShmPosted f = h->posted[set][0];
+        for (int q = 0; q < n; ++q) {  // every rank sees the same mismatch, after the same one barrier
+          const detail::ShmPosted b = h->posted[set][q];
+          if (b.op != f.op || b.dtype != f.dtype || b.count != f.count ||
+              (static_cast<CollOp>(f.op) == CollOp::kBroadcast && b.root != f.root))
+            return InvalidArgument(fmt::format("collective mismatch: rank 0 called {} but rank {} called {}",
+                                               Describe(f), q, Describe(b)));
+        }
+      }
+      take(set, off, c);
+      off += c;
+    } while (off < total);
     return Status::Ok();
   };
+  const size_t es = DTypeBytes(a.dtype), bytes = a.count * es;
   std::vector<const float*> parts(static_cast<size_t>(n));
-  auto slot_f = [&](int q) { return reinterpret_cast<float*>(Slot(q)); };
+  auto slot_f = [&](int set, int q) { return reinterpret_cast<float*>(Slot(set, q)); };
   switch (a.op) {
     case CollOp::kAllGather: {
       const char* send = static_cast<const char*>(a.send);
       char* recv = static_cast<char*>(a.recv);
       return chunked(
-          bytes, slot_bytes_, [&](size_t off, size_t c) { std::memcpy(Slot(r), send + off, c); },
-          [&](size_t off, size_t c) {
-            for (int q = 0; q < n; ++q) std::memcpy(recv + static_cast<size_t>(q) * bytes + off, Slot(q), c);
+          bytes, slot_bytes_, [&](int set, size_t off, size_t c) { std::memcpy(Slot(set, r), send + off, c); },
+          [&](int set, size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) std::memcpy(recv + static_cast<size_t>(q) * bytes + off, Slot(set, q), c);
           });
     }
     case CollOp::kReduceScatter: {
@@ -262,13 +270,13 @@ Status ShmComm::Execute(const CollArgs& a) {
       float* recv = static_cast<float*>(a.recv);
       return chunked(
           a.count, std::max<size_t>(1, slot_bytes_ / sizeof(float) / static_cast<size_t>(n)),
-          [&](size_t off, size_t c) {
+          [&](int set, size_t off, size_t c) {
             for (int d = 0; d < n; ++d)
-              std::memcpy(slot_f(r) + static_cast<size_t>(d) * c, send + static_cast<size_t>(d) * a.count + off,
+              std::memcpy(slot_f(set, r) + static_cast<size_t>(d) * c, send + static_cast<size_t>(d) * a.count + off,
                           c * sizeof(float));
           },
-          [&](size_t off, size_t c) {
-            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(q) + static_cast<size_t>(r) * c;
+          [&](int set, size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(set, q) + static_cast<size_t>(r) * c;
             SumInRankOrder(parts.data(), n, c, recv + off);
           });
     }
@@ -278,9 +286,9 @@ Status ShmComm::Execute(const CollArgs& a) {
       float* data = static_cast<float*>(a.recv);
       return chunked(
           a.count, slot_bytes_ / sizeof(float),
-          [&](size_t off, size_t c) { std::memcpy(slot_f(r), data + off, c * sizeof(float)); },
-          [&](size_t off, size_t c) {
-            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(q);
+          [&](int set, size_t off, size_t c) { std::memcpy(slot_f(set, r), data + off, c * sizeof(float)); },
+          [&](int set, size_t off, size_t c) {
+            for (int q = 0; q < n; ++q) parts[static_cast<size_t>(q)] = slot_f(set, q);
             SumInRankOrder(parts.data(), n, c, data + off);
           });
     }
@@ -288,17 +296,16 @@ Status ShmComm::Execute(const CollArgs& a) {
       char* data = static_cast<char*>(a.recv);
       return chunked(
           bytes, slot_bytes_,
-          [&](size_t off, size_t c) {
-            if (r == a.root) std::memcpy(Slot(a.root), data + off, c);
+          [&](int set, size_t off, size_t c) {
+            if (r == a.root) std::memcpy(Slot(set, a.root), data + off, c);
           },
-          [&](size_t off, size_t c) {
-            if (r != a.root) std::memcpy(data + off, Slot(a.root), c);
+          [&](int set, size_t off, size_t c) {
+            if (r != a.root) std::memcpy(data + off, Slot(set, a.root), c);
           });
     }
     case CollOp::kBarrier:
-      // The first rendezvous was the barrier; the second keeps a fast rank from posting
-      // its next op while the others still read `posted`.
-      return Arrive(a);
+      return chunked(
+          0, 1, [](int, size_t, size_t) {}, [](int, size_t, size_t) {});
   }
   return Internal("ShmComm: unknown collective");
 }

@@ -1,7 +1,8 @@
 // ShmComm: Comm for ranks that are processes of one node, through a POSIX shared-memory
 // segment: each rank copies its part into its own slot, the ranks meet at a futex barrier
 // (they sleep while they wait: no polling), then each reads what it needs from the slots.
-// Large ops run in slot-sized chunks, two barriers a chunk. Same semantics as MpiComm and
+// Large ops run in slot-sized chunks, one barrier a chunk (two sets of slots, used by
+// alternate rounds, so nobody waits for the others to finish reading). Same semantics as MpiComm and
 // ThreadComm, bit for bit (rank-order sums; every element of an AllReduce is summed over
 // the ranks in rank order), plus ThreadComm's check that all ranks issued the same
 // collective. A rank that does not arrive within the timeout breaks the group: every
@@ -58,7 +59,8 @@ class ShmComm : public Comm {
  private:
   ShmComm(void* base, size_t bytes, int rank, int size, size_t slot_bytes, const CommOptions& options);
   Status Arrive(const CollArgs& a);
-  char* Slot(int q) const;
+  static size_t SegmentBytes(int size, size_t slot_bytes);  // header + two sets of slots
+  char* Slot(int set, int q) const;
 
   void* base_;
   size_t bytes_;

@@ -68,6 +68,39 @@ TEST_P(ShmCommRanks, AllCollectivesMatchSerialReference) {
 INSTANTIATE_TEST_SUITE_P(R, ShmCommRanks, ::testing::Values(1, 2, 3, 4),
                          [](const auto& info) { return std::string("R").append(std::to_string(info.param)); });
 
+// One barrier per round, two slot sets: a rank that runs ahead into the next round (or the
+// next op) must never overwrite what a slower rank is still reading. Ranks that pause at
+// different points between ops, many multi-chunk ops back to back, every result checked.
+TEST(ShmComm, RanksRunningAheadNeverOverwriteWhatOthersRead) {
+  const int n = 3;
+  const std::string name = SegmentName("ahead");
+  ASSERT_TRUE(ShmComm::Open(name, 0, n, /*create=*/true, CommOptions{60}, 4096).ok());
+  std::vector<int> codes = RunRanks(n, [&](int r) {
+    auto c = ShmComm::Open(name, r, n, /*create=*/false, CommOptions{60}, 4096);
+    if (!c.ok()) return Report(r, c.status());
+    const size_t count = 2500;  // 10 KB a rank: 3 rounds of 4 KiB slots
+    std::vector<float> mine(count), all(count * n), sum(count);
+    for (int it = 0; it < 300; ++it) {
+      if ((it + r) % 7 == 0) ::usleep(static_cast<useconds_t>(200 * (r + 1)));
+      for (size_t i = 0; i < count; ++i) mine[i] = static_cast<float>(it * 7 + r * 1000 + static_cast<int>(i % 97));
+      if (Status st = (*c)->AllGather(mine.data(), count, all.data()); !st.ok()) return Report(r, st);
+      for (int q = 0; q < n; ++q)
+        for (size_t i = 0; i < count; i += 13)
+          if (all[static_cast<size_t>(q) * count + i] != static_cast<float>(it * 7 + q * 1000 + static_cast<int>(i % 97)))
+            return Report(r, Internal("allgather " + std::to_string(it) + ": rank " + std::to_string(q) + "'s part is wrong"));
+      std::vector<float> rs(count / n);
+      std::vector<float> in(count - count % n, static_cast<float>(it + r));
+      if (Status st = (*c)->ReduceScatter(in.data(), count / n, rs.data()); !st.ok()) return Report(r, st);
+      const float want = static_cast<float>(3 * it + 0 + 1 + 2);
+      for (float v : rs)
+        if (v != want) return Report(r, Internal("reduce-scatter " + std::to_string(it) + " is wrong"));
+    }
+    return 0;
+  });
+  ASSERT_TRUE(ShmComm::Unlink(name).ok());
+  for (int r = 0; r < n; ++r) EXPECT_EQ(codes[static_cast<size_t>(r)], 0) << "rank " << r;
+}
+
 TEST(ShmComm, MissingRankTimesOutWithAbortedAndBreaksTheGroup) {
   const std::string name = SegmentName("timeout");
   ASSERT_TRUE(ShmComm::Open(name, 0, 3, true, CommOptions{5}).ok());
