@@ -70,6 +70,12 @@ double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, dou
   return cpu / std::max(cores_per_device, 1.0) / CpuRankShare(hw, k);
 }
 
+double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes) {
+  if (hw.backend != "cpu" || hw.h2d_bw <= 0) return 0.0;
+  const double copies = (k.dp() <= 1 ? 1.0 : 0.0) + (k.placement.grads == Tier::kDevice ? 1.0 : 0.0);
+  return copies * shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
+}
+
 int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
   int64_t n = 0;
   for (const Op& op : BuildForwardOps(m, hw, k, false))
@@ -104,6 +110,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P);             // reduce-scatter of grads
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
+  busy["compute"] += ga * GradHandOffTime(hw, k, sb.grad * P / dp);
   if (pl.grads == Tier::kNvme) {  // written per micro-step; micro-steps after the first read it back
     busy["nvme_write"] += ga * Safe(sb.grad * P / dp, nvme_w);
     busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, nvme_r);

@@ -36,6 +36,13 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);
 // (a device is cores / devices cores) at the rank's share. 0 on other backends.
 double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes);
 
+// CPU backend: copies of one group's gradient shard of `shard_bytes` that the reduce lane
+// makes besides the reduce-scatter and the grad offload, on the cores: with one rank it copies
+// the gradient instead of reduce-scattering it, and with the grads on the device it writes the
+// (scaled) shard into them (off the device that write is the d2h). At the measured
+// single-thread copy rate (h2d); 0 on other backends.
+double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes);
+
 // The executor's parameter groups of a rank (one per op with parameters; each is one NVMe
 // request per array it moves).
 int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);

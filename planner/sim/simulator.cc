@@ -201,6 +201,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       int t = c;
                       if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params), {{t, false}}, "backward", "reduce-scatter");
                       const double gshard = sb.grad * op.params / r.dp;
+                      if (const double h = GradHandOffTime(hw, k, gshard); h > 0)
+                        t = g.Add(Res::kCompute, h, {{t, false}}, "backward", "grad hand-off");
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
                       if (k.placement.grads == Tier::kNvme) {
                         // Later micro-steps add to the shard written by the first: read it back.

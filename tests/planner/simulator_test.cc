@@ -129,6 +129,42 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
   }
 }
 
+// CPU backend: the reduce lane's copies of each gradient shard beside the reduce-scatter and
+// the offload (one rank: a copy for the reduce-scatter; grads on the device: the scaled
+// write) run on the cores at the single-thread copy rate.
+TEST(Simulator, CpuGradHandOffCopiesQueueWithCompute) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  hw.gpus_per_node = 1;
+  hw.cpu_cores = 2;
+  struct Case {
+    const char* strategy;
+    int64_t ranks;
+    double copies;
+  };
+  for (const Case& c : {Case{"none", 1, 2}, Case{"opt:host", 1, 1}, Case{"none", 2, 1}, Case{"opt:host", 2, 0}}) {
+    PlanKnobs k = Knobs(m, hw, c.strategy);
+    k.gpus_per_node = c.ranks;
+    k.grad_accum = 1;
+    SimOptions keep;
+    keep.keep_tasks = true;
+    double hand_off = 0;
+    for (const SimTask& t : SimulateStep(m, hw, k, keep).tasks)
+      if (t.name == "grad hand-off") hand_off += t.dur_s;
+    // Every op with parameters hands its gradient off (the tied head's too: the embedding
+    // group gets two contributions).
+    double params = 0;
+    for (const Op& op : BuildForwardOps(m, hw, k, false)) params += op.params;
+    const double shard = StateBytesFor(k.dtype, k.accounting).grad * params / static_cast<double>(k.dp());
+    const double want = c.copies * shard / hw.h2d_bw / CpuRankShare(hw, k);
+    EXPECT_NEAR(hand_off, want, 1e-9 * std::max(want, 1.0)) << c.strategy << " x" << c.ranks;
+    EXPECT_NEAR(GradHandOffTime(hw, k, shard), want, 1e-12) << c.strategy << " x" << c.ranks;
+  }
+  hw.backend = "cuda";
+  EXPECT_EQ(GradHandOffTime(hw, Knobs(m, hw, "none"), 1e9), 0.0);
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
