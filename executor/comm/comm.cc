@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/process_env.h"
+
 namespace zinf {
 
 const char* CollOpName(CollOp op) {
@@ -174,7 +175,6 @@ void Comm::WorkerLoop() {
       task.state->status = std::move(st);
     }
     task.state->cv.notify_all();
-    if (queue_.empty()) cv_.notify_all();  // a blocking caller may now run inline
   }
 }
 

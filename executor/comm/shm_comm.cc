@@ -95,7 +95,8 @@ size_t ShmComm::SegmentBytes(int size, size_t slot_bytes) {
 }
 
 char* ShmComm::Slot(int set, int q) const {
-  return static_cast<char*>(base_) + HeaderBytes() + (static_cast<size_t>(set) * static_cast<size_t>(size_) + static_cast<size_t>(q)) * slot_bytes_;
+  const size_t index = static_cast<size_t>(set) * static_cast<size_t>(size_) + static_cast<size_t>(q);
+  return static_cast<char*>(base_) + HeaderBytes() + index * slot_bytes_;
 }
 
 Result<std::unique_ptr<ShmComm>> ShmComm::Open(const std::string& name, int rank, int size, bool create,

@@ -30,6 +30,10 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k) {
 
 int64_t RecomputedLayers(const ModelSpec& m, const PlanKnobs& k) { return SavedCheckpoints(m, k) * k.ckpt_interval; }
 
+int64_t ParamGroups(const std::vector<Op>& ops) {
+  return std::count_if(ops.begin(), ops.end(), [](const Op& op) { return op.params > 0; });
+}
+
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names) {
   auto name = [&](const char* what, int layer) { return with_names ? fmt::format("h{}.{}", layer, what) : std::string(); };
   const double bs = static_cast<double>(k.micro_batch * k.seq_len);

@@ -39,4 +39,8 @@ double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k);
 double NvmeWriteBwPerRank(const HwProfile& hw, const PlanKnobs& k);
 std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, bool with_names = true);
 
+// The executor's parameter groups among `ops` (one per op with parameters; each is one NVMe
+// request per array it moves).
+int64_t ParamGroups(const std::vector<Op>& ops);
+
 }  // namespace zinf

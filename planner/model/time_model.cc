@@ -76,11 +76,10 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
   return copies * shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
 }
 
-int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
-  int64_t n = 0;
-  for (const Op& op : BuildForwardOps(m, hw, k, false))
-    if (op.params > 0) ++n;
-  return n;
+double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read) {
+  if (k.placement.optimizer == Tier::kDevice) return 0.0;
+  const double states = k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0;
+  return states + (read ? OptimizerExtraNvmeReadBytes(k, sb) : (k.placement.params == Tier::kNvme ? sb.param : 0.0));
 }
 
 double OptimizerNvmeArrays(const PlanKnobs& k, const StateBytes& sb, bool read) {
@@ -118,7 +117,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   // CPU backend: each NVMe request of the passes (a group's shard: params fetched, grads
   // written and read back) also takes CPU from the compute.
   const bool any_nvme = pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme;
-  const double groups = hw.backend == "cpu" && any_nvme ? static_cast<double>(ParamGroups(m, hw, k)) : 0.0;
+  const double groups = hw.backend == "cpu" && any_nvme ? static_cast<double>(ParamGroups(BuildForwardOps(m, hw, k, false))) : 0.0;
   if (pl.params == Tier::kNvme) busy["compute"] += NvmeCpuTime(hw, k, fetches * groups, fetches * shard_bytes);
   if (pl.grads == Tier::kNvme)
     busy["compute"] += NvmeCpuTime(hw, k, (2 * ga - 1) * groups, (2 * ga - 1) * sb.grad * P / dp);
@@ -185,10 +184,9 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["nvme_read"] += rd;
     busy["nvme_write"] += wr;
     // CPU backend: the optimizer's NVMe requests (a group's arrays read, then written) on the cores.
-    const double rd_bpp = (pl.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
-    const double wr_bpp = (pl.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + (pl.params == Tier::kNvme ? sb.param : 0.0);
-    const double io_cpu = NvmeCpuTime(hw, k, groups * (OptimizerNvmeArrays(k, sb, true) + OptimizerNvmeArrays(k, sb, false)),
-                                      (rd_bpp + wr_bpp) * P / dp);
+    const double io_cpu =
+        NvmeCpuTime(hw, k, groups * (OptimizerNvmeArrays(k, sb, true) + OptimizerNvmeArrays(k, sb, false)),
+                    (OptimizerNvmeBytesPerParam(k, sb, true) + OptimizerNvmeBytesPerParam(k, sb, false)) * P / dp);
     cpu += io_cpu;
     busy["cpu_optimizer"] = cpu;
     // Sub-groups pipeline read, update, write and write-back; add one sub-group's fill.

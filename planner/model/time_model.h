@@ -43,9 +43,10 @@ double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, dou
 // single-thread copy rate (h2d); 0 on other backends.
 double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes);
 
-// The executor's parameter groups of a rank (one per op with parameters; each is one NVMe
-// request per array it moves).
-int64_t ParamGroups(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
+// Bytes per parameter the optimizer step reads (read) or writes from/to NVMe: its states
+// where they live there, plus OptimizerExtraNvmeReadBytes (read) or the params (written back)
+// where those live there.
+double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read);
 
 // Arrays of a group the optimizer step reads (read) or writes from/to NVMe, one request
 // each: its fp32 states (m, v, a master copy if any), plus the gradient (read) and the

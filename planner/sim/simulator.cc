@@ -233,10 +233,9 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     const double per = shard / chunks;
     const double gpn = static_cast<double>(k.gpus_per_node);
     // CPU backend: each group's arrays are NVMe requests whose CPU runs on the cores.
-    const double groups_per_chunk =
-        static_cast<double>(std::count_if(ops.begin(), ops.end(), [](const Op& op) { return op.params > 0; })) / chunks;
-    const double read_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + OptimizerExtraNvmeReadBytes(k, sb);
-    const double write_bpp = (k.placement.optimizer == Tier::kNvme ? sb.optimizer : 0.0) + (k.placement.params == Tier::kNvme ? sb.param : 0.0);
+    const double groups_per_chunk = static_cast<double>(ParamGroups(ops)) / chunks;
+    const double read_bpp = OptimizerNvmeBytesPerParam(k, sb, true);
+    const double write_bpp = OptimizerNvmeBytesPerParam(k, sb, false);
     const double read_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, true), read_bpp * per);
     const double write_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, false), write_bpp * per);
     std::vector<int> upd(static_cast<size_t>(chunks), -1);
