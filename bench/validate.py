@@ -15,13 +15,16 @@ predictions bracket how far the machine itself moved while the matrix ran (10-20
 hour on a shared 2-core VM), beside the error against the first. Several ranks on this
 machine run max(1, cores / ranks) threads each (zrun's default), so --profile measures a
 `--threads T` profile for them (cores / T devices of T threads): one thread's GEMM rate is not
-half of two threads'. --refresh PROBES re-measures those probes (the compute ones:
-gemm,overhead) into the profile just before each configuration, so each plan describes the
-machine as it is when that configuration runs; the profile after the runs is then skipped.
+half of two threads'. --refresh PROBES re-measures those probes (e.g. nvme,copy,memory,adam;
+nvme only for configurations with something on NVMe) into the profile just before every run
+of a configuration, plans it again from that and compares the run with that plan, so each
+prediction describes the machine as it is when its run starts (this VM's disk read 1.8 GB/s
+in one profile and 3.5 GB/s twenty minutes later).
 --repeat N runs the matrix N times, in rounds (every configuration once per round, not N
 times back to back: the machine's speed moves between states that last seconds to minutes),
-and compares each configuration's median, printing the spread so noise shows beside error;
-with --refresh the plans (and their refreshed profiles) are made before the first round.
+and reports each configuration's median measured step and the median of its runs' errors
+(each run against the prediction it was run with), printing the spread so noise shows
+beside error.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
@@ -39,11 +42,11 @@ import time
 
 # name, model, strategy, ranks, micro_batch, ckpt_interval, ckpt_tier, tile, steps
 CONFIGS = [
-    ("small-none-r1", "small", "none", 1, 8, 0, "device", 1, 20),
-    ("small-opthost-r1", "small", "opt:host", 1, 8, 0, "device", 1, 20),
-    ("small-nvme-r1", "small", "params+opt:nvme", 1, 8, 0, "device", 1, 20),
-    ("small-none-r4", "small", "none", 4, 2, 0, "device", 1, 20),
-    ("small-nvme-ckhost-r4", "small", "params+opt:nvme", 4, 2, 1, "host", 1, 20),
+    ("small-none-r1", "small", "none", 1, 8, 0, "device", 1, 60),
+    ("small-opthost-r1", "small", "opt:host", 1, 8, 0, "device", 1, 60),
+    ("small-nvme-r1", "small", "params+opt:nvme", 1, 8, 0, "device", 1, 60),
+    ("small-none-r4", "small", "none", 4, 2, 0, "device", 1, 60),
+    ("small-nvme-ckhost-r4", "small", "params+opt:nvme", 4, 2, 1, "host", 1, 60),
     ("medium-host-ckhost-r1", "cpu-medium", "params+opt:host", 1, 4, 2, "host", 1, 5),
     ("medium-nvme-tile2-r1", "cpu-medium", "params+opt:nvme", 1, 4, 0, "device", 2, 5),
     ("medium-allnvme-r1", "cpu-medium", "all:nvme", 1, 2, 0, "device", 1, 5),
@@ -131,32 +134,44 @@ def main():
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
+    def probes_for(strategy):
+        """The --refresh probes worth re-measuring for a configuration: the NVMe probe only where
+        the strategy puts something on NVMe."""
+        return [p for p in filter(None, args.refresh.split(",")) if p != "nvme" or "nvme" in strategy]
+
+    def plan_and_run(cfg, rnd):
+        """Plans one configuration (from a freshly refreshed profile with --refresh) and runs it;
+        returns the plan's prediction, zrun's summary and the zrun command."""
+        name, model, strategy, ranks, mb, ci, ct, tile, steps = cfg
+        pdir, rdir = os.path.join(work, name, f"plan{rnd}"), os.path.join(args.out, name)
+        os.makedirs(rdir, exist_ok=True)
+        hw = profile_for(ranks)
+        probes = probes_for(strategy)
+        if probes:
+            base, hw = hw, os.path.join(rdir, "hw-refreshed.yaml")
+            subprocess.run([zplan, "profile", "--only", ",".join(probes), "--update", base, "-o", hw,
+                            "--nvme-dir", args.nvme_dir],
+                           check=True, stdout=subprocess.DEVNULL)  # with the base's threads per device
+        cmd = [zplan, "plan", "--model", model, "--hw", hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
+               "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
+               "--nvme-dir", args.nvme_dir, "--out", pdir]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        plan_cmds[name] = cmd
+        run = [zrun, "--plan", os.path.join(pdir, "plan.yaml"), "--data", corpus, "--steps", str(args.steps or steps),
+               "--out", rdir, "--quiet"]
+        if ranks > 1:
+            run = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + run
+        subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
+        shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
+        pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
+        return pred, open(os.path.join(rdir, "summary.yaml")).read(), run
+
     try:
-        for name, model, strategy, ranks, mb, ci, ct, tile, steps in CONFIGS:
-            if only and name not in only:
-                continue
-            steps = args.steps or steps
-            pdir, rdir = os.path.join(work, name, "plan"), os.path.join(args.out, name)
-            hw = profile_for(ranks)
-            if args.refresh:
-                os.makedirs(rdir, exist_ok=True)
-                base, hw = hw, os.path.join(rdir, "hw-refreshed.yaml")
-                subprocess.run([zplan, "profile", "--only", args.refresh, "--update", base, "-o", hw],
-                               check=True, stdout=subprocess.DEVNULL)  # with the base's threads per device
-            cmd = [zplan, "plan", "--model", model, "--hw", hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
-                   "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
-                   "--nvme-dir", args.nvme_dir, "--out", pdir]
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-            plan_cmds[name] = cmd
-            run = [zrun, "--plan", os.path.join(pdir, "plan.yaml"), "--data", corpus, "--steps", str(steps),
-                   "--out", rdir, "--quiet"]
-            if ranks > 1:
-                run = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] + run
+        configs = [c for c in CONFIGS if not only or c[0] in only]
+        for cfg in configs:
+            name, model, strategy, ranks, mb, ci, ct, tile, steps = cfg
             t0 = time.time()
-            subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
-            shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
-            pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
-            summary = open(os.path.join(rdir, "summary.yaml")).read()
+            pred, summary, run = plan_and_run(cfg, 0)
             st, mem = section(summary, "step_time_s"), section(summary, "memory_bytes")
             # zrun reports memory per rank; the plan's host and NVMe figures are per node.
             row = {
@@ -174,26 +189,36 @@ def main():
                 p, m = row[f"{tier}_pred"], row[f"{tier}_meas"]
                 row[f"{tier}_err_pct"] = err(m, p) if p > 0 else (0.0 if m == 0 else float("nan"))
             rows.append(row)
-            runs[name] = (run, rdir, [st["measured"]])
+            runs[name] = (cfg, run, [(st["predicted"], st["measured"])])
             if args.repeat == 1:
                 report(row)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
-        # 0.086 and 0.101 s), so each configuration's median samples the whole session.
+        # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
+        # --refresh every run is planned again from probes measured just before it (the disk
+        # of this VM read 1.8 GB/s in one profile and 3.5 GB/s twenty minutes later).
         for rnd in range(1, args.repeat):
             print(f"validate: round {rnd + 1} of {args.repeat} ...", flush=True)
             for row in rows:
-                run, rdir, measured = runs[row["config"]]
-                subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
-                measured.append(section(open(os.path.join(rdir, "summary.yaml")).read(), "step_time_s")["measured"])
+                cfg, run, results = runs[row["config"]]
+                if probes_for(cfg[2]):
+                    _, summary, _ = plan_and_run(cfg, rnd)
+                else:
+                    subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
+                    summary = open(os.path.join(args.out, row["config"], "summary.yaml")).read()
+                st = section(summary, "step_time_s")
+                results.append((st["predicted"], st["measured"]))
         if args.repeat > 1:
             for row in rows:
-                measured = sorted(runs[row["config"]][2])
-                row.update(runs=len(measured), measured_min_s=measured[0], measured_max_s=measured[-1],
-                           measured_s=statistics.median(measured))
-                row["error_pct"] = err(row["measured_s"], row["predicted_s"])
+                results = runs[row["config"]][2]
+                measured = sorted(m for _, m in results)
+                row.update(runs=len(results), measured_min_s=measured[0], measured_max_s=measured[-1],
+                           measured_s=statistics.median(measured),
+                           predicted_s=statistics.median(p for p, _ in results))
+                # Each run against its own plan's prediction; the median of those errors.
+                row["error_pct"] = statistics.median(err(m, p) for p, m in results)
                 report(row)
-        if args.profile and rows and not args.refresh:
+        if args.profile and rows:
             for row in rows:
                 end_hw = profile_for(row["ranks"], tag="-end", name="validate-end")
                 cmd = list(plan_cmds[row["config"]])
