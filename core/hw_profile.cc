@@ -102,6 +102,17 @@ double HwProfile::AllgatherBusBw(double bytes) const {
   return Interpolate(allgather_curve, bytes, intra_node_bw);
 }
 
+double HwProfile::ShmBusBw(double bytes, bool reduce_scatter) const {
+  const std::vector<CurvePoint>& c = reduce_scatter ? shm_reduce_scatter_curve : shm_allgather_curve;
+  if (c.empty()) return 0.0;
+  if (bytes < c.front().x) return c.front().y * std::max(bytes / c.front().x, 1e-3);
+  return Interpolate(c, bytes, 0.0);
+}
+
+double HwProfile::CouplingPerCollective(double between_s) const {
+  return coupling_curve.empty() ? 0.0 : Interpolate(coupling_curve, std::max(between_s, 1e-12), 0.0);
+}
+
 const std::vector<std::string>& HwProfileValueKeys() {
   static const std::vector<std::string> keys = {
       "node.gpus_per_node", "node.cpu_cores", "node.host_memory", "node.nvme_capacity",
@@ -115,7 +126,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "node.cpu_sched_slice_s", "node.coupling_curve", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s"};
   return keys;
@@ -149,6 +160,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.host_memory_bytes = n.Bytes("host_memory", 1 << 20, kMaxBytes);
   hw.nvme_capacity_bytes = n.Bytes("nvme_capacity", 0, kMaxBytes, 0.0);
   hw.cpu_sched_slice_s = n.Number("cpu_sched_slice_s", 0, 1.0, 0.0);
+  hw.coupling_curve = ReadCurve(n, "coupling_curve");
   FieldReader d = r.Map("device");
   hw.device_name = d.String("name");
   hw.device_memory_bytes = d.Bytes("memory", 1 << 20, kMaxBytes);
@@ -193,6 +205,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.inter_node_bw = net.Bandwidth("inter_node", 0, kMaxBw, 0.0);
   hw.collective_latency_s = net.Number("latency_s", 0, 1.0, 0.0);
   hw.allgather_curve = ReadCurve(net, "allgather_curve");
+  hw.shm_allgather_curve = ReadCurve(net, "shm_allgather_curve");
+  hw.shm_reduce_scatter_curve = ReadCurve(net, "shm_reduce_scatter_curve");
   FieldReader c = r.Map("cpu");
   hw.cpu_adam_params_per_s = c.Number("adam_params_per_s", 1e3, 1e13);
   FieldReader io = r.Map("nvme", /*allow_missing=*/true);
@@ -232,6 +246,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("host_memory", hw.host_memory_bytes);
   y.Key("nvme_capacity", hw.nvme_capacity_bytes);
   if (hw.cpu_sched_slice_s > 0) y.Key("cpu_sched_slice_s", hw.cpu_sched_slice_s);
+  WriteCurve(y, "coupling_curve", hw.coupling_curve);
   y.End();
   y.Begin("device");
   y.Key("name", hw.device_name);
@@ -277,6 +292,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("inter_node", hw.inter_node_bw);
   y.Key("latency_s", hw.collective_latency_s);
   WriteCurve(y, "allgather_curve", hw.allgather_curve);
+  WriteCurve(y, "shm_allgather_curve", hw.shm_allgather_curve);
+  WriteCurve(y, "shm_reduce_scatter_curve", hw.shm_reduce_scatter_curve);
   y.End();
   y.Begin("cpu");
   y.Key("adam_params_per_s", hw.cpu_adam_params_per_s);

@@ -36,6 +36,11 @@ struct HwProfile {
   // time model does not use it (docs/performance-model.md: it over-predicted 4 ranks on 2
   // cores by up to 2.6x; the cores' time in collectives is what they cost).
   double cpu_sched_slice_s = 0;
+  // CPU backend, optional: what a collective costs ranks that share too few cores (2 x cores
+  // 1-thread ranks, coupled by a tiny allgather against independent), keyed by the compute
+  // between collectives (x: seconds per iteration at the rank's share; y: extra seconds per
+  // collective). Empty: not modelled. Used for plans with more ranks per node than cores.
+  std::vector<CurvePoint> coupling_curve;
   double host_memory_bytes = 0;     // usable host memory per node
   double nvme_capacity_bytes = 0;   // per node
   // device
@@ -88,6 +93,10 @@ struct HwProfile {
   double inter_node_bw = 0;         // per node, between nodes
   double collective_latency_s = 0;  // per collective call
   std::vector<CurvePoint> allgather_curve;  // busbw by message size; empty -> intra_node_bw
+  // CPU backend, optional: allgather and reduce-scatter bus bandwidth by whole-buffer size
+  // among 2 x cores rank processes over shared memory (the coupling probe's ranks), for plans
+  // with more ranks per node than cores: the time is the whole node's, not a rank's share.
+  std::vector<CurvePoint> shm_allgather_curve, shm_reduce_scatter_curve;
   // CPU optimizer
   double cpu_adam_params_per_s = 0;  // node-wide CPU Adam throughput (fp32 params/s)
   // NVMe I/O settings that measured best
@@ -112,6 +121,12 @@ struct HwProfile {
   double GemmBwdRate(double flop, double tokens = 0) const;
   // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).
   double AllgatherBusBw(double bytes) const;
+  // Bus bandwidth from shm_allgather_curve or shm_reduce_scatter_curve (below the first point:
+  // in proportion, a latency); 0 when that curve is empty.
+  double ShmBusBw(double bytes, bool reduce_scatter) const;
+  // Extra seconds per collective from coupling_curve at `between_s` of compute between
+  // collectives (flat beyond the measured points); 0 without the curve.
+  double CouplingPerCollective(double between_s) const;
 };
 
 // The dotted keys every complete profile has (used to check provenance coverage).

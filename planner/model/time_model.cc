@@ -51,10 +51,13 @@ double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k) {
   return 2.0 + (pc.total > 0 ? pc.blocks / pc.total * static_cast<double>(RecomputedLayers(m, k)) / static_cast<double>(m.n_layer) : 0.0);
 }
 
-double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes) {
+double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter) {
   const double n = static_cast<double>(k.dp());
   if (n <= 1 || bytes <= 0) return 0.0;
   const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
+  if (hw.backend == "cpu" && nodes <= 1 && k.gpus_per_node > hw.cpu_cores) {
+    if (const double bus = hw.ShmBusBw(bytes, reduce_scatter); bus > 0) return bytes * (n - 1) / n / bus + hw.collective_latency_s;
+  }
   double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
   double inter = nodes > 1 ? Safe(bytes * (nodes - 1) / nodes, hw.inter_node_bw) : 0.0;
   // CPU backend: a collective is memcpy (and the sums of a reduce-scatter) by the rank's own
@@ -74,6 +77,31 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
   if (hw.backend != "cpu" || hw.h2d_bw <= 0) return 0.0;
   const double copies = (k.dp() <= 1 ? 1.0 : 0.0) + (k.placement.grads == Tier::kDevice ? 1.0 : 0.0);
   return copies * shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
+}
+
+double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
+  if (k.dp() <= 1) return 0.0;
+  const int64_t recomputed = RecomputedLayers(m, k);
+  double n = 0;
+  for (const Op& op : ops) {
+    if (op.params <= 0) continue;
+    n += 3;  // forward and backward allgathers, the gradient's reduce-scatter
+    if (op.in_block && op.layer < recomputed) n += 1;
+  }
+  return n;
+}
+
+double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
+  if (hw.backend != "cpu" || hw.coupling_curve.empty() || k.gpus_per_node <= hw.cpu_cores) return 0.0;
+  const double n = CollectivesPerMicroStep(m, k, ops);
+  if (n <= 0) return 0.0;
+  const int64_t recomputed = RecomputedLayers(m, k);
+  double compute = 0;
+  for (const Op& op : ops) {
+    compute += op.fwd_s + op.bwd_s;
+    if (op.in_block && op.layer < recomputed) compute += op.fwd_s;
+  }
+  return hw.CouplingPerCollective(compute / n);
 }
 
 double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read) {
@@ -107,7 +135,11 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, nvme_r);
   if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
-  busy["network"] += ga * CollectiveTime(hw, k, w * P);             // reduce-scatter of grads
+  busy["network"] += ga * CollectiveTime(hw, k, w * P, true);       // reduce-scatter of grads
+  if (hw.backend == "cpu" && !hw.coupling_curve.empty() && k.gpus_per_node > hw.cpu_cores) {
+    const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
+    busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
+  }
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
   busy["compute"] += ga * GradHandOffTime(hw, k, sb.grad * P / dp);
   if (pl.grads == Tier::kNvme) {  // written per micro-step; micro-steps after the first read it back

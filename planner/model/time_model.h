@@ -5,11 +5,13 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/hw_profile.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
 #include "planner/model/memory_model.h"
+#include "planner/model/op_graph.h"
 
 namespace zinf {
 
@@ -27,8 +29,10 @@ double ComputeTimePerMicroStep(const ModelSpec& m, const HwProfile& hw, const Pl
 // (as DeepSpeed does: a recomputed segment gathers its params again).
 double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k);
 
-// Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs.
-double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes);
+// Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs. CPU backend
+// with more ranks per node than cores: at the profile's shm curves where it has them (measured
+// among that many rank processes: the node's time, no share applied).
+double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter = false);
 
 // CPU backend: the time `requests` NVMe requests of `bytes` in all take from the rank's
 // compute (the store's submission, completion wake-ups and CRC-32C run on the cores the
@@ -42,6 +46,15 @@ double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, dou
 // (scaled) shard into them (off the device that write is the d2h). At the measured
 // single-thread copy rate (h2d); 0 on other backends.
 double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes);
+
+// CPU backend, more ranks per node than cores: what each collective costs besides its own
+// copies when the ranks it waits for share the cores (wake-ups, switches, cores idle while the
+// last of a time-sliced pair finishes): node.coupling_curve at the compute a rank does between
+// two collectives, the micro-step's compute over its collectives (forward, recompute and
+// backward allgathers, reduce-scatters), from `ops` (BuildForwardOps). 0 otherwise.
+double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
+// Collectives one rank issues per micro-step (0 with one rank).
+double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops);
 
 // Bytes per parameter the optimizer step reads (read) or writes from/to NVMe: its states
 // where they live there, plus OptimizerExtraNvmeReadBytes (read) or the params (written back)

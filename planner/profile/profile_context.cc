@@ -80,7 +80,7 @@ std::vector<Probe> AllProbes() {
   // Collectives first: under mpirun the other ranks wait in them (within their timeout).
   return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
           {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam},
-          {"overhead", ProbeOpOverhead},     {"scheduler", ProbeScheduler},
+          {"overhead", ProbeOpOverhead},     {"scheduler", ProbeScheduler}, {"coupling", ProbeCoupling},
           {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
 }
 

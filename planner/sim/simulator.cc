@@ -81,6 +81,7 @@ class Graph {
 
 struct Rates {
   double w, dp, nvme_r, nvme_w, h2d, d2h;
+  double coupling;  // CPU backend, more ranks than cores: added to every collective
 };
 
 // Runs a pass over ops[idx[...]]: compute tasks in order, each op's parameter fetch chain
@@ -117,7 +118,7 @@ class PassBuilder {
       if (st == 1 && k_.placement.params != Tier::kDevice)
         t = g_.Add(Res::kH2D, shard / r_.h2d, {{t, false}, {trig, on_start}}, phase, name + " h2d");
       if (st == 2 && k_.dp() > 1)
-        t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params), {{t, false}, {trig, on_start}}, phase,
+        t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params) + r_.coupling, {{t, false}, {trig, on_start}}, phase,
                    name + " allgather");
     };
     const int depth[3] = {dn_, dh_, da_};
@@ -154,7 +155,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, o.keep_tasks);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
-  Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw)};
+  Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
+          CouplingPerCollective(m, hw, k, ops)};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.
@@ -199,7 +201,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                     [&](const Op& op, int c) {
                       if (op.params <= 0) return;
                       int t = c;
-                      if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params), {{t, false}}, "backward", "reduce-scatter");
+                      if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params, true) + r.coupling, {{t, false}}, "backward", "reduce-scatter");
                       const double gshard = sb.grad * op.params / r.dp;
                       if (const double h = GradHandOffTime(hw, k, gshard); h > 0)
                         t = g.Add(Res::kCompute, h, {{t, false}}, "backward", "grad hand-off");

@@ -72,6 +72,18 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_EQ(hw->gemm_token_curves[0].tokens, 128);
   EXPECT_EQ(hw->gemm_token_curves[1].fwd.size(), hw->gemm_token_curves[1].bwd.size());
   EXPECT_FALSE(hw->allgather_curve.empty());
+  // The coupling of 2 x cores rank processes (--quick: two points), increasing x, positive y.
+  ASSERT_EQ(hw->coupling_curve.size(), 2u);
+  EXPECT_LT(hw->coupling_curve[0].x, hw->coupling_curve[1].x);
+  EXPECT_GT(hw->coupling_curve[0].y, 0);
+  EXPECT_LT(hw->coupling_curve[1].y, 0.1);
+  EXPECT_TRUE(hw->provenance.count("node.coupling_curve"));
+  // The collectives among the same ranks (--quick: 256 KiB and 4 MiB buffers).
+  for (const auto* c : {&hw->shm_allgather_curve, &hw->shm_reduce_scatter_curve}) {
+    ASSERT_EQ(c->size(), 2u);
+    EXPECT_EQ((*c)[0].x, 256 << 10);
+    EXPECT_GT((*c)[0].y, 1e6);
+  }
   // The executor's arithmetic-bound elementwise kernels, forward and backward.
   for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
                       hw->cross_entropy_bwd_elems_per_s})

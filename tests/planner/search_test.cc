@@ -170,6 +170,30 @@ TEST(TimeModel, CpuCollectivesRunAtTheRanksShareOfTheCores) {
   EXPECT_NEAR(CollectiveTime(hw, k, 1e6), 1e6 * 0.75 / 1e9 + 1e-5, 1e-15);
 }
 
+// CPU backend, more ranks than cores, with the shm curves (measured among that many rank
+// processes): each kind at its own curve, the node's time (no share); in proportion below
+// the first point. Without them, or with no more ranks than cores, the allgather curve.
+TEST(TimeModel, CpuOversubscribedCollectivesAtTheShmCurves) {
+  HwProfile hw;
+  hw.backend = "cpu";
+  hw.gpus_per_node = 2;
+  hw.cpu_cores = 2;
+  hw.collective_latency_s = 1e-5;
+  hw.allgather_curve = {{1e3, 1e9}, {1e9, 1e9}};
+  hw.shm_allgather_curve = {{1e5, 4e9}, {1e9, 4e9}};
+  hw.shm_reduce_scatter_curve = {{1e5, 2e9}, {1e9, 2e9}};
+  PlanKnobs k;
+  k.gpus_per_node = 4;
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6), 1e6 * 0.75 / 4e9 + 1e-5, 1e-15);
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), 1e6 * 0.75 / 2e9 + 1e-5, 1e-15);
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e4, true), 1e4 * 0.75 / (2e9 * 0.1) + 1e-5, 1e-15);
+  k.gpus_per_node = 2;  // as many ranks as cores: the allgather curve, whole share
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), 1e6 * 0.5 / 1e9 + 1e-5, 1e-15);
+  k.gpus_per_node = 4;
+  hw.shm_reduce_scatter_curve.clear();  // not measured: the allgather curve at the rank's share
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), (1e6 * 0.75 / 1e9 + 1e-5) / 0.5, 1e-15);
+}
+
 // Measured cross-entropy kernel rates replace the memory-pass formulas for the head's loss,
 // forward and backward; without them the memory passes stay, and nothing else moves.
 TEST(TimeModel, LossAtMeasuredKernelRates) {

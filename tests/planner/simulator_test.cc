@@ -165,6 +165,55 @@ TEST(Simulator, CpuGradHandOffCopiesQueueWithCompute) {
   EXPECT_EQ(GradHandOffTime(hw, Knobs(m, hw, "none"), 1e9), 0.0);
 }
 
+// CPU backend, more ranks than cores: every collective (forward, recompute and backward
+// allgathers, reduce-scatters) pays node.coupling_curve at the compute between collectives;
+// with no more ranks than cores, or without the curve, nothing.
+TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  hw.gpus_per_node = 1;
+  hw.cpu_cores = 2;
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.grad_accum = 1;
+  k.ckpt_interval = 2;  // layers 0-1 recomputed: their ops gather a third time
+  k.gpus_per_node = 4;
+  const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
+  double groups = 0, recomputed = 0, compute = 0;
+  for (const Op& op : ops) {
+    const bool rec = op.in_block && op.layer < RecomputedLayers(m, k);
+    compute += op.fwd_s + op.bwd_s + (rec ? op.fwd_s : 0);
+    if (op.params <= 0) continue;
+    groups += 1;
+    recomputed += rec ? 1 : 0;
+  }
+  ASSERT_GT(recomputed, 0);
+  const double n = 3 * groups + recomputed;
+  EXPECT_DOUBLE_EQ(CollectivesPerMicroStep(m, k, ops), n);
+  const double between = compute / n;
+  // A curve whose value at `between` is known: flat 40 us below it, 80 us above it.
+  hw.coupling_curve = {{between / 4, 40e-6}, {between * 4, 80e-6}};
+  const double per = 60e-6;  // log-linear halfway
+  EXPECT_NEAR(CouplingPerCollective(m, hw, k, ops), per, 1e-12);
+  SimOptions keep;
+  keep.keep_tasks = true;
+  auto network = [&](const HwProfile& h, const PlanKnobs& kk) {
+    double s = 0, count = 0;
+    for (const SimTask& t : SimulateStep(m, h, kk, keep).tasks)
+      if (t.res == Res::kNetwork) s += t.dur_s, count += 1;
+    EXPECT_EQ(count, n);
+    return s;
+  };
+  HwProfile flat = hw;
+  flat.coupling_curve.clear();
+  EXPECT_NEAR(network(hw, k) - network(flat, k), n * per, 1e-9);
+  EXPECT_NEAR(EstimateTime(m, hw, k).busy_s.at("network") - EstimateTime(m, flat, k).busy_s.at("network"), n * per, 1e-9);
+  PlanKnobs two = k;  // as many ranks as cores: no coupling cost
+  two.gpus_per_node = 2;
+  EXPECT_EQ(CouplingPerCollective(m, hw, two, BuildForwardOps(m, hw, two, false)), 0.0);
+  EXPECT_NEAR(network(hw, two), network(flat, two), 1e-12);
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);

@@ -1,0 +1,218 @@
+// What coupling costs ranks that share too few cores (CPU backend, more ranks than cores, as
+// 4 zrun ranks on a 2-core machine): 2 x cores rank processes, each its own ShmComm rank,
+// each iteration a fixed amount of cache-resident work while (coupled) a 1 KiB allgather runs
+// on the comm thread, waited for after the work and the next one issued, as zrun's network
+// lane gathers one op ahead of the compute thread, against the same work with no collective
+// (independent), run alternately. Independent
+// ranks share the cores at no cost (an iteration takes g x work / cores); coupled, every
+// collective waits for the slowest rank: wake-ups and address-space switches (processes, as
+// zrun's ranks are: rank threads of one process measured a quarter of it), and cores left
+// idle while the last rank of a time-sliced pair finishes. The difference per collective is
+// recorded against the independent iteration time, the compute a rank does between
+// collectives as the time model counts it (at its share of the cores): node.coupling_curve.
+// The payload is tiny: the collective's own copies are the allgather curve's. Measured on a
+// 2-core VM, 4 ranks, at 0.18 and 1.7 ms of work per iteration: +100 and ~0 us a collective
+// overlapped like this; waited for at once, +170 and +660-870 us (+50-75 and +330-420 us
+// when the rank's own thread runs the collective instead of the comm thread).
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "core/units.h"
+#include "executor/comm/shm_comm.h"
+#include "planner/profile/probes.h"
+
+namespace zinf {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kWorkFloats = 64 * 1024;  // 256 KiB per rank: cache-resident, like a GEMM's tiles
+constexpr size_t kPayloadFloats = 256;     // 1 KiB per rank: the copy is negligible
+
+// One pass over the rank's buffer (a read-modify-write per cache line).
+float Pass(std::vector<float>& w) {
+  float s = 0;
+  for (size_t i = 0; i < w.size(); i += 16) {
+    s += w[i];
+    w[i] = s * 1e-9f;
+  }
+  return s;
+}
+
+struct Run {
+  int passes = 0, iters = 0;
+  bool coupled = false;
+  // Instead of the work: `iters` blocking collectives of `count` floats per rank, back to back.
+  enum Op { kWork, kAllGather, kReduceScatter } op = kWork;
+  size_t count = 0;
+};
+
+// One rank's part of every run in order; returns rank 0's wall seconds per iteration of
+// each (from a start barrier to an end barrier, both modes).
+Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs) {
+  const int g = c.size();
+  std::vector<float> work(kWorkFloats, 1.0f), send(kPayloadFloats, static_cast<float>(c.rank())),
+      recv(kPayloadFloats * static_cast<size_t>(g));
+  size_t most = 0;
+  for (const Run& r : runs) most = std::max(most, r.count);
+  std::vector<float> big_send(most * static_cast<size_t>(g), 1.0f), big_recv(most * static_cast<size_t>(g));
+  std::vector<double> out;
+  float s = 0;
+  for (const Run& r : runs) {
+    ZINF_RETURN_IF_ERROR(c.Barrier());
+    const Clock::time_point t0 = Clock::now();
+    for (int it = 0; r.op != Run::kWork && it < r.iters; ++it)
+      ZINF_RETURN_IF_ERROR(r.op == Run::kAllGather ? c.AllGather(big_send.data(), r.count, big_recv.data())
+                                                   : c.ReduceScatter(big_send.data(), r.count, big_recv.data()));
+    // Coupled: the next iteration's allgather runs on the comm thread while this one's work
+    // runs, and is waited for after it (zrun's network lane gathers one op ahead).
+    CommHandle next;
+    if (r.coupled) next = c.AllGatherAsync(send.data(), kPayloadFloats, recv.data());
+    for (int it = 0; r.op == Run::kWork && it < r.iters; ++it) {
+      for (int p = 0; p < r.passes; ++p) s += Pass(work);
+      if (r.coupled) {
+        ZINF_RETURN_IF_ERROR(next.Wait());
+        next = c.AllGatherAsync(send.data(), kPayloadFloats, recv.data());
+      }
+    }
+    if (r.coupled) ZINF_RETURN_IF_ERROR(next.Wait());
+    ZINF_RETURN_IF_ERROR(c.Barrier());
+    out.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / r.iters + (s == 12345.f ? 1e-12 : 0));
+  }
+  return out;
+}
+
+// Runs `runs` on g rank processes (this one rank 0, g - 1 forked children).
+Result<std::vector<double>> RunRanks(int g, const std::vector<Run>& runs) {
+  const std::string name = fmt::format("/zinf-coupling-{}", ::getpid());
+  CommOptions opts;
+  opts.timeout_s = 60;  // a rank that died must not hang the profile
+  ZINF_ASSIGN_OR_RETURN(auto root, ShmComm::Open(name, 0, g, /*create=*/true, opts));
+  std::vector<pid_t> kids;
+  for (int q = 1; q < g; ++q) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // child: its own rank; leaves without running the parent's destructors
+      Result<std::unique_ptr<ShmComm>> c = ShmComm::Open(name, q, g, /*create=*/false, opts);
+      bool ok = c.ok() && RankRuns(**c, runs).ok();
+      if (c.ok()) c->reset();
+      ::_exit(ok ? 0 : 1);
+    }
+    if (pid < 0) break;
+    kids.push_back(pid);
+  }
+  Result<std::vector<double>> out = static_cast<int>(kids.size()) == g - 1
+                                        ? RankRuns(*root, runs)
+                                        : Result<std::vector<double>>(IoError("fork failed for a coupling rank"));
+  if (!out.ok())
+    for (pid_t k : kids) ::kill(k, SIGKILL);
+  for (pid_t k : kids) ::waitpid(k, nullptr, 0);
+  root.reset();
+  (void)ShmComm::Unlink(name);
+  return out;
+}
+}  // namespace
+
+Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
+  hw.coupling_curve.clear();
+  hw.shm_allgather_curve.clear();
+  hw.shm_reduce_scatter_curve.clear();
+  if (hw.backend != "cpu") return Status::Ok();
+  const int cores = static_cast<int>(std::max<int64_t>(1, hw.cpu_cores));
+  const int g = 2 * cores;
+  const bool quick = ctx.options().quick;
+  // One pass alone, to size the work per iteration.
+  std::vector<float> work(kWorkFloats, 1.0f);
+  float s = 0;
+  int n = 0;
+  const Clock::time_point c0 = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - c0).count() < 0.05 || n < 100) {
+    s += Pass(work);
+    ++n;
+  }
+  const double pass_s = std::chrono::duration<double>(Clock::now() - c0).count() / n + (s == 12345.f ? 1e-12 : 0);
+
+  const std::vector<double> targets = quick ? std::vector<double>{3e-4, 3e-3} : std::vector<double>{1e-4, 3e-4, 1e-3, 3e-3, 1e-2};
+  const int pairs = quick ? 1 : 3;
+  const double secs = quick ? 0.15 : 0.3;  // per run
+  std::vector<Run> runs;
+  for (double target : targets) {
+    // Independent, g ranks on `cores` cores: an iteration takes passes x pass_s x g / cores.
+    const int passes = std::max(1, static_cast<int>(target * cores / (g * pass_s) + 0.5));
+    const int iters = std::max(10, static_cast<int>(secs / target));
+    for (int p = 0; p < pairs; ++p) {
+      runs.push_back({passes, iters, false});
+      runs.push_back({passes, iters, true});
+    }
+  }
+  // The collectives themselves among the same ranks, back to back: whole buffers of `x`
+  // bytes (x / g per rank), blocking, on the ranks' own threads as zrun's lanes run them.
+  const std::vector<double> sizes = quick ? std::vector<double>{256 << 10, 4 << 20}
+                                          : std::vector<double>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+  const size_t work_runs = runs.size();
+  for (double x : sizes)
+    for (int p = 0; p < pairs; ++p)
+      for (Run::Op op : {Run::kAllGather, Run::kReduceScatter}) {
+        Run r;
+        r.op = op;
+        r.count = static_cast<size_t>(x) / sizeof(float) / static_cast<size_t>(g);
+        r.iters = static_cast<int>(std::clamp((quick ? 64.0 : 256.0) * (1 << 20) / x, 5.0, 400.0));
+        runs.push_back(r);
+      }
+  ctx.Progress("coupling", fmt::format("{} rank processes on {} cores, {} runs", g, cores, runs.size()));
+  ZINF_ASSIGN_OR_RETURN(std::vector<double> wall, RunRanks(g, runs));
+  std::vector<CurvePoint> curve;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    std::vector<double> indep, diff;
+    for (int p = 0; p < pairs; ++p) {
+      const size_t i = (t * static_cast<size_t>(pairs) + static_cast<size_t>(p)) * 2;
+      indep.push_back(wall[i]);
+      diff.push_back(wall[i + 1] - wall[i]);
+    }
+    std::sort(indep.begin(), indep.end());
+    std::sort(diff.begin(), diff.end());
+    // A difference at or below zero (noise) is recorded as 1 ns: a curve point must be positive.
+    const double x = indep[indep.size() / 2], y = std::max(1e-9, diff[diff.size() / 2]);
+    curve.push_back({x, y});
+    ctx.Progress("coupling", fmt::format("{} ranks on {} cores, {:.0f} us between collectives: +{:.0f} us a collective",
+                                         g, cores, x * 1e6, y * 1e6));
+  }
+  std::sort(curve.begin(), curve.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  // Strictly increasing x for the curve's reader (two targets can round to one pass count).
+  std::vector<CurvePoint> out;
+  for (const CurvePoint& p : curve)
+    if (out.empty() || p.x > out.back().x) out.push_back(p);
+  hw.coupling_curve = out;
+  for (size_t si = 0; si < sizes.size(); ++si) {
+    for (int o = 0; o < 2; ++o) {
+      std::vector<double> t;
+      for (int p = 0; p < pairs; ++p) t.push_back(wall[work_runs + (si * static_cast<size_t>(pairs) + static_cast<size_t>(p)) * 2 + static_cast<size_t>(o)]);
+      std::sort(t.begin(), t.end());
+      const double bus = sizes[si] * (g - 1) / g / t[t.size() / 2];
+      (o == 0 ? hw.shm_allgather_curve : hw.shm_reduce_scatter_curve).push_back({sizes[si], bus});
+    }
+    ctx.Progress("coupling", fmt::format("{} ranks, {}: allgather {}, reduce-scatter {}", g, FormatBytes(sizes[si]),
+                                         FormatBandwidth(hw.shm_allgather_curve.back().y),
+                                         FormatBandwidth(hw.shm_reduce_scatter_curve.back().y)));
+  }
+  for (const char* k : {"network.shm_allgather_curve", "network.shm_reduce_scatter_curve"})
+    hw.provenance[k] = fmt::format(
+        "measured: {}, {} rank processes (ShmComm) on {} cores, blocking {} of whole buffers of x bytes back to back on "
+        "the ranks' own threads, median of {}: y = bus bandwidth, x (g - 1) / g / time",
+        ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
+  hw.provenance["node.coupling_curve"] = fmt::format(
+      "measured: {}, {} rank processes (ShmComm) on {} cores, passes over {} KiB of cache-resident work per iteration "
+      "and rank, beside a {} KiB allgather on the comm thread issued one iteration ahead (coupled) or none (independent), "
+      "alternately, median of {}: "
+      "x = independent seconds per iteration, y = coupled - independent",
+      ctx.Today(), g, cores, kWorkFloats * 4 / 1024, kPayloadFloats * 4 / 1024, pairs);
+  return Status::Ok();
+}
+
+}  // namespace zinf
