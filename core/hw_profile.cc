@@ -96,17 +96,19 @@ double HwProfile::GemmBwdRate(double flop, double tokens) const {
   return AtTokens(gemm_token_curves, &GemmTokenCurve::bwd, flop, tokens, flat);
 }
 
-double HwProfile::AllgatherBusBw(double bytes) const {
-  if (!allgather_curve.empty() && bytes < allgather_curve.front().x)
-    return allgather_curve.front().y * std::max(bytes / allgather_curve.front().x, 1e-3);
-  return Interpolate(allgather_curve, bytes, intra_node_bw);
+namespace {
+// A collective's bus bandwidth from a curve: below its first point in proportion (a latency),
+// else interpolated; `fallback` without a curve.
+double CurveBusBw(const std::vector<CurvePoint>& c, double bytes, double fallback) {
+  if (!c.empty() && bytes < c.front().x) return c.front().y * std::max(bytes / c.front().x, 1e-3);
+  return Interpolate(c, bytes, fallback);
 }
+}  // namespace
+
+double HwProfile::AllgatherBusBw(double bytes) const { return CurveBusBw(allgather_curve, bytes, intra_node_bw); }
 
 double HwProfile::ShmBusBw(double bytes, bool reduce_scatter) const {
-  const std::vector<CurvePoint>& c = reduce_scatter ? shm_reduce_scatter_curve : shm_allgather_curve;
-  if (c.empty()) return 0.0;
-  if (bytes < c.front().x) return c.front().y * std::max(bytes / c.front().x, 1e-3);
-  return Interpolate(c, bytes, 0.0);
+  return CurveBusBw(reduce_scatter ? shm_reduce_scatter_curve : shm_allgather_curve, bytes, 0.0);
 }
 
 double HwProfile::CouplingPerCollective(double between_s) const {

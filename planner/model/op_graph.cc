@@ -13,6 +13,10 @@ double CpuRankShare(const HwProfile& hw, const PlanKnobs& k) {
   return static_cast<double>(hw.gpus_per_node) / static_cast<double>(k.gpus_per_node);
 }
 
+bool CpuOversubscribed(const HwProfile& hw, const PlanKnobs& k) {
+  return hw.backend == "cpu" && k.gpus_per_node > hw.cpu_cores;
+}
+
 namespace {
 double PerRank(double per_gpu, double node, int64_t ranks_per_node) {
   if (node <= 0 || ranks_per_node <= 0) return per_gpu;

@@ -33,6 +33,8 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k);
 // The fraction of the profiled device one rank gets: 1 on GPUs; on the CPU backend, where the
 // profile measured the whole CPU, hw.gpus_per_node / ranks per node when more ranks share it.
 double CpuRankShare(const HwProfile& hw, const PlanKnobs& k);
+// CPU backend with more ranks per node than cores: the coupling probe's case (its curves apply).
+bool CpuOversubscribed(const HwProfile& hw, const PlanKnobs& k);
 // One rank's NVMe bandwidth: the profile's per-GPU figure, but no more than the node's drives
 // divided among the plan's ranks per node (4 ranks on a 1-device CPU profile share its drive).
 double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k);

@@ -55,7 +55,7 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, boo
   const double n = static_cast<double>(k.dp());
   if (n <= 1 || bytes <= 0) return 0.0;
   const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
-  if (hw.backend == "cpu" && nodes <= 1 && k.gpus_per_node > hw.cpu_cores) {
+  if (nodes <= 1 && CpuOversubscribed(hw, k)) {
     if (const double bus = hw.ShmBusBw(bytes, reduce_scatter); bus > 0) return bytes * (n - 1) / n / bus + hw.collective_latency_s;
   }
   double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
@@ -79,29 +79,34 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
   return copies * shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
 }
 
-double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
-  if (k.dp() <= 1) return 0.0;
+namespace {
+// One micro-step of a rank: its collectives (0 with one rank) and its compute, recompute included.
+struct MicroStepWork {
+  double collectives = 0, compute_s = 0;
+};
+
+MicroStepWork MicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
   const int64_t recomputed = RecomputedLayers(m, k);
-  double n = 0;
+  const bool gathers = k.dp() > 1;
+  MicroStepWork w;
   for (const Op& op : ops) {
-    if (op.params <= 0) continue;
-    n += 3;  // forward and backward allgathers, the gradient's reduce-scatter
-    if (op.in_block && op.layer < recomputed) n += 1;
+    const bool again = op.in_block && op.layer < recomputed;
+    w.compute_s += op.fwd_s + op.bwd_s + (again ? op.fwd_s : 0.0);
+    // Forward and backward allgathers, the gradient's reduce-scatter, the recompute's allgather.
+    if (gathers && op.params > 0) w.collectives += again ? 4 : 3;
   }
-  return n;
+  return w;
+}
+}  // namespace
+
+double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
+  return MicroStep(m, k, ops).collectives;
 }
 
 double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
-  if (hw.backend != "cpu" || hw.coupling_curve.empty() || k.gpus_per_node <= hw.cpu_cores) return 0.0;
-  const double n = CollectivesPerMicroStep(m, k, ops);
-  if (n <= 0) return 0.0;
-  const int64_t recomputed = RecomputedLayers(m, k);
-  double compute = 0;
-  for (const Op& op : ops) {
-    compute += op.fwd_s + op.bwd_s;
-    if (op.in_block && op.layer < recomputed) compute += op.fwd_s;
-  }
-  return hw.CouplingPerCollective(compute / n);
+  if (hw.coupling_curve.empty() || !CpuOversubscribed(hw, k)) return 0.0;
+  const MicroStepWork w = MicroStep(m, k, ops);
+  return w.collectives > 0 ? hw.CouplingPerCollective(w.compute_s / w.collectives) : 0.0;
 }
 
 double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read) {
@@ -136,7 +141,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P, true);       // reduce-scatter of grads
-  if (hw.backend == "cpu" && !hw.coupling_curve.empty() && k.gpus_per_node > hw.cpu_cores) {
+  if (!hw.coupling_curve.empty() && CpuOversubscribed(hw, k)) {  // spares the op build otherwise
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
   }

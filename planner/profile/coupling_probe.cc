@@ -27,6 +27,7 @@
 #include "core/units.h"
 #include "executor/comm/shm_comm.h"
 #include "planner/profile/probes.h"
+#include "planner/profile/timing.h"
 
 namespace zinf {
 
@@ -182,10 +183,8 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
       indep.push_back(wall[i]);
       diff.push_back(wall[i + 1] - wall[i]);
     }
-    std::sort(indep.begin(), indep.end());
-    std::sort(diff.begin(), diff.end());
     // A difference at or below zero (noise) is recorded as 1 ns: a curve point must be positive.
-    const double x = indep[indep.size() / 2], y = std::max(1e-9, diff[diff.size() / 2]);
+    const double x = Median(indep), y = std::max(1e-9, Median(diff));
     curve.push_back({x, y});
     ctx.Progress("coupling", fmt::format("{} ranks on {} cores, {:.0f} us between collectives: +{:.0f} us a collective",
                                          g, cores, x * 1e6, y * 1e6));
@@ -200,8 +199,7 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
     for (int o = 0; o < 2; ++o) {
       std::vector<double> t;
       for (int p = 0; p < pairs; ++p) t.push_back(wall[work_runs + (si * static_cast<size_t>(pairs) + static_cast<size_t>(p)) * 2 + static_cast<size_t>(o)]);
-      std::sort(t.begin(), t.end());
-      const double bus = sizes[si] * (g - 1) / g / t[t.size() / 2];
+      const double bus = sizes[si] * (g - 1) / g / Median(t);
       (o == 0 ? hw.shm_allgather_curve : hw.shm_reduce_scatter_curve).push_back({sizes[si], bus});
     }
     ctx.Progress("coupling", fmt::format("{} ranks, {}: allgather {}, reduce-scatter {}", g, FormatBytes(sizes[si]),

@@ -28,6 +28,15 @@ PlanKnobs Knobs(const ModelSpec& m, const HwProfile& hw, const char* strategy, i
 
 double Busy(const SimResult& r, Res res) { return r.busy_s[static_cast<size_t>(res)]; }
 
+// The CPU backend on a 2-core machine profiled as one device (DGX-2's other figures).
+HwProfile TwoCoreCpu() {
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  hw.gpus_per_node = 1;
+  hw.cpu_cores = 2;
+  return hw;
+}
+
 TEST(Simulator, NoOffloadOneGpuIsComputeBound) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
@@ -134,10 +143,7 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
 // write) run on the cores at the single-thread copy rate.
 TEST(Simulator, CpuGradHandOffCopiesQueueWithCompute) {
   ModelSpec m = Gpt(4, 256, 4, 128);
-  HwProfile hw = Dgx2();
-  hw.backend = "cpu";
-  hw.gpus_per_node = 1;
-  hw.cpu_cores = 2;
+  HwProfile hw = TwoCoreCpu();
   struct Case {
     const char* strategy;
     int64_t ranks;
@@ -170,10 +176,7 @@ TEST(Simulator, CpuGradHandOffCopiesQueueWithCompute) {
 // with no more ranks than cores, or without the curve, nothing.
 TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
   ModelSpec m = Gpt(4, 256, 4, 128);
-  HwProfile hw = Dgx2();
-  hw.backend = "cpu";
-  hw.gpus_per_node = 1;
-  hw.cpu_cores = 2;
+  HwProfile hw = TwoCoreCpu();
   PlanKnobs k = Knobs(m, hw, "none");
   k.grad_accum = 1;
   k.ckpt_interval = 2;  // layers 0-1 recomputed: their ops gather a third time
