@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
+#include <tuple>
 #include <vector>
 
 namespace zinf {
@@ -70,42 +73,96 @@ ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t t
   return s;
 }
 
-double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window) {
+namespace {
+
+// The executor's step schedule (Gpt::Forward / Backward): every op that fetches a parameter
+// group, as its gathered elements, forward then backward (backward ops also take a gradient
+// buffer of the group's size).
+struct ScheduledOp {
+  double gathered;
+  bool backward;
+};
+
+std::vector<ScheduledOp> ExecutorSchedule(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
   const int64_t t = std::max<int64_t>(tile, 1);
   const ExecutorGroupNumels n = GroupNumels(m, seq_len, tile);
   auto gathered = [&](double numel) { return ShardElems(numel, dp) * static_cast<double>(dp); };
   const double embed = gathered(n.embed), ln = gathered(n.ln), qkv = gathered(n.qkv), proj = gathered(n.proj);
   const double fc = gathered(n.fc), mproj = gathered(n.mproj);
-  std::vector<double> ops{embed};  // forward: embed, blocks, ln_f, LM head (the embedding)
-  auto linear = [&](double size) { ops.insert(ops.end(), static_cast<size_t>(t), size); };
+  std::vector<ScheduledOp> ops;
+  bool bwd = false;
+  auto op = [&](double size) { ops.push_back({size, bwd}); };
+  auto linear = [&](double size) {
+    for (int64_t j = 0; j < t; ++j) op(size);
+  };
+  op(embed);  // forward: embed, blocks, ln_f, LM head (the embedding)
   for (int64_t l = 0; l < m.n_layer; ++l) {
-    ops.push_back(ln);
+    op(ln);
     linear(qkv);
     linear(proj);
-    ops.push_back(ln);
+    op(ln);
     linear(fc);
     linear(mproj);
   }
-  ops.push_back(ln);
-  ops.push_back(embed);
-  ops.push_back(embed);  // backward: LM head, ln_f, blocks in reverse, token embedding
-  ops.push_back(ln);
+  op(ln);
+  op(embed);
+  bwd = true;
+  op(embed);  // backward: LM head, ln_f, blocks in reverse, token embedding
+  op(ln);
   for (int64_t l = 0; l < m.n_layer; ++l) {
     linear(mproj);
     linear(fc);
-    ops.push_back(ln);
+    op(ln);
     linear(proj);
     linear(qkv);
-    ops.push_back(ln);
+    op(ln);
   }
-  ops.push_back(embed);
-  const size_t w = static_cast<size_t>(std::clamp<int64_t>(window, 1, static_cast<int64_t>(ops.size())));
-  double sum = 0, best = 0;
+  op(embed);
+  return ops;
+}
+
+double WindowSum(const std::vector<ScheduledOp>& ops, size_t i, int64_t window) {
+  double sum = 0;
+  for (size_t j = i; j < ops.size() && j < i + static_cast<size_t>(std::max<int64_t>(window, 0)); ++j) sum += ops[j].gathered;
+  return sum;
+}
+
+}  // namespace
+
+double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window) {
+  const std::vector<ScheduledOp> ops = ExecutorSchedule(m, seq_len, tile, dp);
+  const int64_t w = std::clamp<int64_t>(window, 1, static_cast<int64_t>(ops.size()));
+  double best = 0;
+  for (size_t i = 0; i < ops.size(); ++i) best = std::max(best, WindowSum(ops, i, w));
+  return best;
+}
+
+ExecutorWorkingSet ExecutorWorkingElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window,
+                                        double bucket_elems) {
+  // The search asks for the same few (tile, window, bucket) many times: keep the last answers.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double>;
+  thread_local std::map<Key, ExecutorWorkingSet> memo;
+  const Key key{m.n_layer, m.hidden, m.ffn_hidden, m.vocab, seq_len, tile, dp, window, bucket_elems};
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() > 4096) memo.clear();
+  const std::vector<ScheduledOp> ops = ExecutorSchedule(m, seq_len, tile, dp);
+  ExecutorWorkingSet best;
+  std::deque<double> inflight;  // released gradients, oldest first, none finished (the worst case)
+  double inflight_sum = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    sum += ops[i];
-    if (i >= w) sum -= ops[i - w];
-    best = std::max(best, sum);
+    ExecutorWorkingSet here{WindowSum(ops, i, window), 0.0};
+    if (ops[i].backward) here.grad_elems = ops[i].gathered + inflight_sum;
+    if (here.fetched_elems + here.grad_elems > best.fetched_elems + best.grad_elems) best = here;
+    if (!ops[i].backward) continue;
+    // Zero3Engine::ReleaseGrad: wait for the oldest until this one fits the bucket beside them.
+    while (!inflight.empty() && inflight_sum + ops[i].gathered > bucket_elems) {
+      inflight_sum -= inflight.front();
+      inflight.pop_front();
+    }
+    inflight.push_back(ops[i].gathered);
+    inflight_sum += ops[i].gathered;
   }
+  memo.emplace(key, best);
   return best;
 }
 
@@ -211,15 +268,16 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
     const int64_t da = std::max<int64_t>(0, k.prefetch_allgather), dh = std::max(da, k.prefetch_h2d);
     const bool one = k.dp() == 1;
     const int64_t window = one ? (pl.params == Tier::kDevice ? 0 : dh + 1) : da + 1;
-    const double fetched = window > 0 ? 4.0 * ExecutorFetchWindowElems(m, k.seq_len, k.tile_factor, k.dp(), window) : 0.0;
-    a.Add(Tier::kDevice, fetched, "fetched parameter buffers (executor)",
-          a.F("4 B x the most padded group elements of {} consecutive ops", window));
+    // Zero3Engine::ReleaseGrad's bucket: buffers.reduce_bucket, or the largest group if unset.
+    const double bucket = k.reduce_bucket_bytes > 0 ? k.reduce_bucket_bytes / 4.0 : xs.max_elems * dp;
+    const ExecutorWorkingSet ws = ExecutorWorkingElems(m, k.seq_len, k.tile_factor, k.dp(), window, bucket);
+    a.Add(Tier::kDevice, 4.0 * ws.fetched_elems, "fetched parameter buffers (executor)",
+          a.F("4 B x the padded group elements of {} consecutive ops, at the op with the most fetched and gradient buffers", window));
     if (!one && pl.params != Tier::kDevice)
       a.Add(Tier::kDevice, static_cast<double>(dh) * 4.0 * xs.max_elems, "H2D prefetch (param shards)",
             a.F("h2d_depth {} x largest shard {} x 4 B", dh, xs.max_elems));
-    a.Add(Tier::kDevice, 4.0 * xs.max_elems * dp, "gradient buffer (executor: the current op's)",
-          a.F("4 B x largest padded group {}", xs.max_elems * dp));
-    a.Add(Tier::kDevice, k.reduce_bucket_bytes, "gradient reduce-scatter bucket", "buffers.reduce_bucket");
+    a.Add(Tier::kDevice, 4.0 * ws.grad_elems, "gradient buffers (executor: the current op's and those in flight)",
+          a.F("4 B x (the op's padded group + released ones not yet reduced, within the bucket of {} B), at that op", 4.0 * bucket));
   } else {
     // 2. Model-state working memory: the largest op's gathered params + grads (tiled linears / t).
     const double op_params = std::max(ops.largest_linear / t, ops.embedding);

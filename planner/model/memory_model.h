@@ -37,6 +37,16 @@ ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t t
 // `window` consecutive ops of the executor's step schedule (forward, then backward) touch:
 // what the fetch buffers of the current op and the window - 1 prefetched ones hold at most.
 double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window);
+// The executor's parameter-group buffers at the op of its schedule where they are most: the
+// fetch buffers of that op and its window - 1 successors, and in backward its gradient buffer
+// plus the released gradients still waiting for their reduce-scatter (Zero3Engine::ReleaseGrad
+// keeps them within the bucket, the newest always; the worst case: none has finished).
+struct ExecutorWorkingSet {
+  double fetched_elems = 0;
+  double grad_elems = 0;
+};
+ExecutorWorkingSet ExecutorWorkingElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window,
+                                        double bucket_elems);
 // The executor's pinned staging pool per rank (Zero3Engine::Setup): NVMe reads in flight
 // (prefetch depth + 1), a grad read-modify-write (2) and the optimizer pipeline (3 groups x 4
 // states), each one largest shard, plus 1 MiB.

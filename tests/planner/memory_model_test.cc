@@ -167,7 +167,23 @@ TEST(EstimateMemory, ExecutorFetchBuffersFollowTheSchedule) {
   };
   // One rank, params on the device: used in place, nothing fetched.
   EXPECT_EQ(item("fetched parameter buffers (executor)"), 0.0);
-  EXPECT_DOUBLE_EQ(item("gradient buffer (executor: the current op's)"), 4 * fc);
+  // Backward: while fc's gradient is written, mlp.proj's and ln_f's wait for their reduce (the
+  // bucket, unset, holds the largest group: fc's release will wait for both).
+  EXPECT_DOUBLE_EQ(item("gradient buffers (executor: the current op's and those in flight)"), 4 * (fc + mproj + ln));
+  EXPECT_EQ(item("gradient reduce-scatter bucket"), 0.0);  // folded in: the bucket bounds those in flight
+  // A bucket of every gradient: none waits, so at the last op all of backward's are held.
+  const double ln_f_to_embed = [&] {
+    const double embed = pad(256 * C + 256 * C), qkv = pad(3 * C * C + 3 * C), proj = pad(C * C + C);
+    return 2 * embed + ln + 2 * (mproj + fc + ln + proj + qkv + ln);
+  }();
+  EXPECT_DOUBLE_EQ(ExecutorWorkingElems(m, 256, 1, 1, 0, 1e12).grad_elems, ln_f_to_embed);
+  EXPECT_DOUBLE_EQ(ExecutorWorkingElems(m, 256, 1, 1, 0, 1e12).fetched_elems, 0.0);
+  // One fetch buffer ahead, a bucket of the largest group: the most is at the first layer's
+  // mlp.proj in backward (itself and fc fetched; its gradient, and the second layer's qkv and
+  // ln1 still in flight).
+  const ExecutorWorkingSet w2 = ExecutorWorkingElems(m, 256, 1, 1, 2, fc);
+  EXPECT_DOUBLE_EQ(w2.fetched_elems, mproj + fc);
+  EXPECT_DOUBLE_EQ(w2.grad_elems, mproj + pad(3 * C * C + 3 * C) + ln);
   // Params on the host: the current op and one ahead, copied into their own buffers.
   k.placement.params = Tier::kHost;
   EXPECT_DOUBLE_EQ(item("fetched parameter buffers (executor)"), 4 * (fc + mproj));
