@@ -128,7 +128,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "node.coupling_curve", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "node.cpu_sched_slice_s", "node.coupling_curve", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s"};
   return keys;
@@ -140,10 +140,11 @@ void ClearCpuKernelFigures(HwProfile& hw) {
   hw.attention_curve.clear();
   hw.attention_fwd_curve.clear();
   hw.op_overhead_s = 0;
+  hw.kernel_launch_s = 0;
   hw.gelu_elems_per_s = hw.gelu_bwd_elems_per_s = 0;
   hw.cross_entropy_elems_per_s = hw.cross_entropy_bwd_elems_per_s = 0;
   for (const char* k : {"device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                        "device.op_overhead_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                        "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                         "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"})
     hw.provenance.erase(k);
 }
@@ -186,6 +187,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.attention_curve = ReadCurve(d, "attention_curve");
   hw.attention_fwd_curve = ReadCurve(d, "attention_fwd_curve");
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
+  hw.kernel_launch_s = d.Number("kernel_launch_s", 0, 1.0, 0.0);
   hw.gelu_elems_per_s = d.Number("gelu_elems_per_s", 0, 1e15, 0.0);
   hw.gelu_bwd_elems_per_s = d.Number("gelu_bwd_elems_per_s", 0, 1e15, 0.0);
   hw.cross_entropy_elems_per_s = d.Number("cross_entropy_elems_per_s", 0, 1e15, 0.0);
@@ -273,6 +275,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "attention_curve", hw.attention_curve);
   WriteCurve(y, "attention_fwd_curve", hw.attention_fwd_curve);
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
+  if (hw.kernel_launch_s > 0) y.Key("kernel_launch_s", hw.kernel_launch_s);
   if (hw.gelu_elems_per_s > 0) y.Key("gelu_elems_per_s", hw.gelu_elems_per_s);
   if (hw.gelu_bwd_elems_per_s > 0) y.Key("gelu_bwd_elems_per_s", hw.gelu_bwd_elems_per_s);
   if (hw.cross_entropy_elems_per_s > 0) y.Key("cross_entropy_elems_per_s", hw.cross_entropy_elems_per_s);

@@ -75,6 +75,10 @@ struct HwProfile {
   // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
   // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
   double op_overhead_s = 0;
+  // Optional, CPU backend: seconds one parallel kernel (an OpenMP region) costs beyond its
+  // elements: waking and joining the thread team. Added once per such kernel that the model
+  // costs as memory passes or at large-array rates. 0: not modelled.
+  double kernel_launch_s = 0;
   // Optional: GELU forward elements/s of the executor's kernel (tanh: compute-bound on CPUs);
   // 0: costed as a memory pass.
   double gelu_elems_per_s = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/model/memory_model.h"
 
@@ -54,23 +55,31 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   // than that share its cores, each at its share of the rate.
   const double share = CpuRankShare(hw, k);
   ops.reserve(static_cast<size_t>(m.n_layer) * (5 + 4 * static_cast<size_t>(tiles)) + 2);
+  // CPU backend: a parallel kernel's launch (its thread team woken and joined, measured) for
+  // each kernel costed as memory passes or at large-array rates, where the executor runs it in
+  // parallel (the ParallelChunks thresholds of executor/backend/cpu); the GEMM and attention
+  // rates were measured with it inside.
+  const double launch = hw.backend == "cpu" ? hw.kernel_launch_s : 0.0;
+  auto par = [&](double n, double min_work) { return n >= std::floor(min_work) ? launch : 0.0; };
+  auto rows_par = [&](double cols, double min_elems) { return par(bs, min_elems / (cols + 1)); };  // over token rows
+  auto cols_par = [&](double cols, double min_elems) { return par(cols, min_elems / (bs + 1) + 16); };  // over columns
   const double pos = m.position == "learned" ? s * h : 0.0;
   const double embed_s = bs * h * w * 3 / ew_bw;
-  ops.push_back({"embed", -1, V * h + pos, embed_s, 2 * embed_s, false});
+  ops.push_back({"embed", -1, V * h + pos, embed_s + rows_par(h, 16384), 2 * embed_s + cols_par(h, 16384), false});
   // A linear (K -> N) tiled along N: t ops, each gathering 1/t of the weight, at the GEMM
   // rate of its row count (tokens) where the profile has per-token curves. Forward: the
   // bias (and residual) initialisation pass, then the GEMM; backward: dW and dX GEMMs (at the
   // measured backward rate) and the bias gradient's pass over dY.
   auto linear = [&](int layer, const char* lname, double K, double N, bool residual) {
     const double flop = 2.0 * bs * K * N / tiles;
-    const double init_s = (residual ? 2.0 : 1.0) * bs * N / tiles * w / ew_bw;
+    const double init_s = (residual ? 2.0 : 1.0) * bs * N / tiles * w / ew_bw + rows_par(N / tiles, 32768);
     for (int t = 0; t < tiles; ++t) {
       Op op;
       op.name = !with_names ? std::string() : tiles > 1 ? fmt::format("h{}.{}.tile{}", layer, lname, t) : fmt::format("h{}.{}", layer, lname);
       op.layer = layer;
       op.params = (K * N + bias * N) / tiles;
       op.fwd_s = flop / hw.GemmRate(flop, bs) + init_s;
-      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * bs * N / tiles * w / ew_bw;
+      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * (bs * N / tiles * w / ew_bw + cols_par(N / tiles, 32768));
       op.in_block = true;
       ops.push_back(op);
     }
@@ -87,6 +96,7 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   };
   const double norm_params = (m.norm == "layernorm" ? 2.0 : 1.0) * h;
   const double norm_s = 4 * bs * h * w / ew_bw;
+  const double norm_fwd_s = norm_s + rows_par(h, 16384), norm_bwd_s = 2 * norm_s + rows_par(h, 16384) + cols_par(h, 16384);
   // Attention core, by one head's size: the measured kernel where profiled.
   const double att_flop = 2.0 * s * hdim * s;
   const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;
@@ -103,19 +113,20 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   }
   for (int l = 0; l < static_cast<int>(m.n_layer); ++l) {
     // Norm params ride with the next linear's fetch; elementwise passes at memory bandwidth.
-    ops.push_back({name("ln1", l), l, norm_params, norm_s, 2 * norm_s, true, true});
+    ops.push_back({name("ln1", l), l, norm_params, norm_fwd_s, norm_bwd_s, true, true});
     linear(l, "attn.qkv", h, h + 2 * kv, false);
     kernel("attn.core", l, att_fwd_s, att_bwd_s);
     linear(l, "attn.proj", h, h, true);
-    ops.push_back({name("ln2", l), l, norm_params, norm_s, 2 * norm_s, true});
+    ops.push_back({name("ln2", l), l, norm_params, norm_fwd_s, norm_bwd_s, true});
     if (m.mlp == "swiglu") {
       linear(l, "mlp.gate_up", h, 2 * f, false);
-      kernel("mlp.act", l, 3 * bs * f * w / ew_bw, 6 * bs * f * w / ew_bw);
+      kernel("mlp.act", l, 3 * bs * f * w / ew_bw + par(bs * f, 32768), 6 * bs * f * w / ew_bw + par(bs * f, 32768));
     } else {
       linear(l, "mlp.fc", h, f, false);
       // GELU: at the measured kernel rates where profiled (tanh is compute-bound on CPUs).
       const double gelu_s = hw.gelu_elems_per_s > 0 ? bs * f / hw.gelu_elems_per_s : 2 * bs * f * w / ew_bw;
-      kernel("mlp.gelu", l, gelu_s, hw.gelu_bwd_elems_per_s > 0 ? bs * f / hw.gelu_bwd_elems_per_s : 2 * gelu_s);
+      kernel("mlp.gelu", l, gelu_s + par(bs * f, 32768),
+             (hw.gelu_bwd_elems_per_s > 0 ? bs * f / hw.gelu_bwd_elems_per_s : 2 * gelu_s) + par(bs * f, 32768));
     }
     linear(l, "mlp.proj", f, h, true);
   }
@@ -127,8 +138,8 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double ce_s = hw.cross_entropy_elems_per_s > 0 ? bs * V / hw.cross_entropy_elems_per_s : 4 * bs * V * 4 / ew_bw;
   const double ce_bwd_s =
       hw.cross_entropy_bwd_elems_per_s > 0 ? bs * V / hw.cross_entropy_bwd_elems_per_s : 2 * bs * V * 4 / ew_bw;
-  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop, bs) + norm_s + ce_s,
-                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + 2 * norm_s + ce_bwd_s, false});
+  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop, bs) + norm_fwd_s + ce_s + rows_par(V, 16384),
+                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + norm_bwd_s + ce_bwd_s + rows_par(V, 16384), false});
   // Measured per-op overhead of the executor (profile), for ops that are executor ops; a
   // backward op pays it twice (its gradient hand-off).
   if (hw.op_overhead_s > 0)

@@ -101,12 +101,44 @@ Status ProbeCrossEntropy(ProfileContext& ctx, Backend& be, HwProfile& hw, int ru
   return Status::Ok();
 }
 
+// What one parallel kernel (an OpenMP region of ParallelChunks) costs beyond its elements:
+// waking the team's threads (zrun and zplan wait passively: they sleep between regions) and
+// joining them. Backend::Add over n1 and n2 elements (both above the parallel threshold, both
+// cache-resident), interleaved; t = launch + n x c fitted through the two medians. The GEMM
+// and attention probes time their kernels with this cost inside; the memory-pass kernels
+// (LayerNorm, bias, embedding) and the large-array GELU and cross-entropy rates do not.
+Status ProbeKernelLaunch(ProfileContext& ctx, Backend& be, HwProfile& hw, int runs) {
+  const size_t n1 = 1u << 15, n2 = 1u << 17;
+  ZINF_ASSIGN_OR_RETURN(DeviceBuffer a, be.AllocBuffer(n2 * 4));
+  ZINF_ASSIGN_OR_RETURN(DeviceBuffer b, be.AllocBuffer(n2 * 4));
+  ZINF_RETURN_IF_ERROR(be.Memset(a.data(), 0, n2 * 4));
+  ZINF_RETURN_IF_ERROR(be.Memset(b.data(), 0, n2 * 4));
+  std::vector<double> t1, t2;
+  for (int r = 0; r < 20 * runs; ++r) {
+    for (size_t n : {n1, n2}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      be.Add(a.as<float>(), b.as<float>(), b.as<float>(), n);
+      (n == n1 ? t1 : t2).push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  const double m1 = Median(t1), m2 = Median(t2);
+  const double per_elem = std::max(0.0, (m2 - m1) / static_cast<double>(n2 - n1));
+  hw.kernel_launch_s = std::max(0.0, m1 - per_elem * static_cast<double>(n1));
+  hw.provenance["device.kernel_launch_s"] = fmt::format(
+      "measured: {}, Backend::Add over {} and {} elements (cache-resident), {} threads, interleaved, median of {} runs "
+      "each: the intercept of time = launch + elements x cost",
+      ctx.Today(), n1, n2, be.threads(), t1.size());
+  ctx.Progress("overhead", fmt::format("{:.1f} us per parallel kernel", hw.kernel_launch_s * 1e6));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ProbeElementwiseKernels(ProfileContext& ctx, Backend& be, HwProfile& hw) {
   const int runs = ctx.options().quick ? 5 : 15;
   ZINF_RETURN_IF_ERROR(ProbeGelu(ctx, be, hw, runs));
   ZINF_RETURN_IF_ERROR(ProbeCrossEntropy(ctx, be, hw, runs));
+  ZINF_RETURN_IF_ERROR(ProbeKernelLaunch(ctx, be, hw, runs));
   ctx.Progress("overhead", fmt::format("G elements/s forward / backward: GELU {:.2f} / {:.2f}, cross-entropy {:.2f} / {:.2f}",
                                        hw.gelu_elems_per_s / 1e9, hw.gelu_bwd_elems_per_s / 1e9,
                                        hw.cross_entropy_elems_per_s / 1e9, hw.cross_entropy_bwd_elems_per_s / 1e9));

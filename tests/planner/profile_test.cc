@@ -88,6 +88,10 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
                       hw->cross_entropy_bwd_elems_per_s})
     EXPECT_GT(rate, 1e6);
+  // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
+  EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
+  EXPECT_GE(hw->kernel_launch_s, 0.0);
+  EXPECT_LT(hw->kernel_launch_s, 1e-3);
   for (const std::string& k : HwProfileOptionalValueKeys())
     if (k.find("elems_per_s") != std::string::npos) {
       EXPECT_TRUE(hw->provenance.count(k)) << "no provenance for " << k;

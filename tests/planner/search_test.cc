@@ -223,6 +223,7 @@ TEST(TimeModel, LossAtMeasuredKernelRates) {
   }
   // A CUDA profile measured on top of the CPU probes drops the CPU kernels' figures.
   hw.op_overhead_s = 1e-5;
+  hw.kernel_launch_s = 1e-5;
   hw.gelu_elems_per_s = 1e9;
   hw.provenance["device.cross_entropy_elems_per_s"] = "measured";
   hw.provenance["device.memory_bw"] = "measured";
@@ -231,8 +232,57 @@ TEST(TimeModel, LossAtMeasuredKernelRates) {
   EXPECT_EQ(hw.cross_entropy_bwd_elems_per_s, 0);
   EXPECT_EQ(hw.gelu_elems_per_s, 0);
   EXPECT_EQ(hw.op_overhead_s, 0);
+  EXPECT_EQ(hw.kernel_launch_s, 0);
   EXPECT_FALSE(hw.provenance.count("device.cross_entropy_elems_per_s"));
   EXPECT_TRUE(hw.provenance.count("device.memory_bw"));
+}
+
+TEST(TimeModel, CpuParallelKernelsPayTheirLaunch) {
+  // 512 tokens of hidden 256: every memory-pass kernel of the executor runs in parallel
+  // (ParallelChunks thresholds), so each pays one launch: a linear's bias init (forward) and
+  // bias gradient (backward), a LayerNorm's one pass forward and two backward, GELU one each
+  // way, the embedding one each way, the head's final norm and cross-entropy.
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  ModelSpec m = Gpt(2, 256, 4, 128);
+  m.vocab = 1000;
+  PlanKnobs k;
+  k.micro_batch = 4;
+  k.seq_len = 128;
+  k.dtype = "fp32";
+  k.gpus_per_node = hw.gpus_per_node;
+  const std::vector<Op> base = BuildForwardOps(m, hw, k, true);
+  hw.kernel_launch_s = 1e-5;
+  const std::vector<Op> with = BuildForwardOps(m, hw, k, true);
+  ASSERT_EQ(base.size(), with.size());
+  auto launches = [&](size_t i, bool fwd) {
+    return ((fwd ? with[i].fwd_s - base[i].fwd_s : with[i].bwd_s - base[i].bwd_s)) / 1e-5;
+  };
+  for (size_t i = 0; i < base.size(); ++i) {
+    const std::string& n = base[i].name;
+    const bool ln = n.find(".ln") != std::string::npos || n.find("ln1") != std::string::npos || n.find("ln2") != std::string::npos;
+    const double fwd = n == "head" ? 2 : n.find("attn.core") != std::string::npos ? 0 : 1;
+    const double bwd = n == "head" ? 3 : ln ? 2 : n.find("attn.core") != std::string::npos ? 0 : 1;
+    EXPECT_NEAR(launches(i, true), fwd, 1e-9) << n;
+    EXPECT_NEAR(launches(i, false), bwd, 1e-9) << n;
+  }
+  // One token row of hidden 256: below every threshold, the kernels run serially.
+  k.micro_batch = 1;
+  k.seq_len = 1;
+  hw.kernel_launch_s = 0;
+  const std::vector<Op> small = BuildForwardOps(m, hw, k, true);
+  hw.kernel_launch_s = 1e-5;
+  const std::vector<Op> small_with = BuildForwardOps(m, hw, k, true);
+  for (size_t i = 0; i < small.size(); ++i) {
+    EXPECT_EQ(small_with[i].fwd_s, small[i].fwd_s) << small[i].name;
+    EXPECT_EQ(small_with[i].bwd_s, small[i].bwd_s) << small[i].name;
+  }
+  // A CUDA profile: kernel launches of the CPU backend do not apply.
+  hw.backend = "cuda";
+  const std::vector<Op> cuda = BuildForwardOps(m, hw, k, true);
+  hw.kernel_launch_s = 0;
+  const std::vector<Op> cuda0 = BuildForwardOps(m, hw, k, true);
+  for (size_t i = 0; i < cuda.size(); ++i) EXPECT_EQ(cuda[i].fwd_s, cuda0[i].fwd_s);
 }
 
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
