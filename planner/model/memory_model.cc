@@ -73,6 +73,22 @@ ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t t
   return s;
 }
 
+double ExecutorGroupsOfAtLeast(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, double min_elems) {
+  const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
+  const double t = static_cast<double>(std::max<int64_t>(tile, 1)), nl = static_cast<double>(m.n_layer);
+  double n = 0;
+  auto add = [&](double numel, double count) {
+    if (ShardElems(numel, dp) >= min_elems) n += count;
+  };
+  add(g.embed, 1);
+  add(g.ln, 2 * nl + 1);  // ln1, ln2, ln_f
+  add(g.qkv, t * nl);
+  add(g.proj, t * nl);
+  add(g.fc, t * nl);
+  add(g.mproj, t * nl);
+  return n;
+}
+
 namespace {
 
 // The executor's step schedule (Gpt::Forward / Backward): every op that fetches a parameter

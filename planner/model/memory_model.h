@@ -33,6 +33,9 @@ struct ExecutorShards {
   double max_elems = 0;
 };
 ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp);
+// How many of the executor's parameter groups have a shard (per rank, padded) of at least
+// min_elems elements: on the CPU backend, those whose Adam step runs in parallel.
+double ExecutorGroupsOfAtLeast(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, double min_elems);
 // The most padded group elements (ceil(numel / dp) to 1024, times dp: a gathered group) that
 // `window` consecutive ops of the executor's step schedule (forward, then backward) touch:
 // what the fetch buffers of the current op and the window - 1 prefetched ones hold at most.

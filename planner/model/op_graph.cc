@@ -18,6 +18,12 @@ bool CpuOversubscribed(const HwProfile& hw, const PlanKnobs& k) {
   return hw.backend == "cpu" && k.gpus_per_node > hw.cpu_cores;
 }
 
+double AdamLaunchTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
+  if (hw.backend != "cpu" || hw.kernel_launch_s <= 0) return 0.0;
+  constexpr double kAdamMinParallel = 1 << 15;  // executor/backend/cpu/adam_cast.cc
+  return hw.kernel_launch_s * ExecutorGroupsOfAtLeast(m, k.seq_len, k.tile_factor, k.dp(), kAdamMinParallel);
+}
+
 namespace {
 double PerRank(double per_gpu, double node, int64_t ranks_per_node) {
   if (node <= 0 || ranks_per_node <= 0) return per_gpu;

@@ -35,6 +35,10 @@ int64_t SavedCheckpoints(const ModelSpec& m, const PlanKnobs& k);
 double CpuRankShare(const HwProfile& hw, const PlanKnobs& k);
 // CPU backend with more ranks per node than cores: the coupling probe's case (its curves apply).
 bool CpuOversubscribed(const HwProfile& hw, const PlanKnobs& k);
+// CPU backend: the optimizer step's parallel-kernel launches (device.kernel_launch_s), one per
+// parameter group whose shard is large enough for AdamStep to run in parallel
+// (Zero3Engine::OptimizerStep updates group by group); 0 elsewhere.
+double AdamLaunchTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k);
 // One rank's NVMe bandwidth: the profile's per-GPU figure, but no more than the node's drives
 // divided among the plan's ranks per node (4 ranks on a 1-device CPU profile share its drive).
 double NvmeReadBwPerRank(const HwProfile& hw, const PlanKnobs& k);

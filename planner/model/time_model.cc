@@ -200,12 +200,12 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (pl.optimizer == Tier::kDevice) {
     // Device Adam: read p, g, m, v, master; write p, m, v, master. On the CPU backend the
     // "device" Adam is the CPU Adam kernel: its measured rate, shared by the node's ranks.
-    opt = hw.backend == "cpu" ? Safe(P / dp * static_cast<double>(k.gpus_per_node), hw.cpu_adam_params_per_s)
+    opt = hw.backend == "cpu" ? Safe(P / dp * static_cast<double>(k.gpus_per_node), hw.cpu_adam_params_per_s) + AdamLaunchTime(m, hw, k)
                               : Safe((sb.optimizer * 2 + sb.param * 2 + sb.grad) * P / dp, hw.memory_bw);
     busy["compute"] += opt;
   } else {
     const double g = static_cast<double>(k.gpus_per_node);
-    double cpu = Safe(P / dp * g, hw.cpu_adam_params_per_s);
+    double cpu = Safe(P / dp * g, hw.cpu_adam_params_per_s) + AdamLaunchTime(m, hw, k);
     busy["cpu_optimizer"] = cpu;
     double rd = 0, wr = 0;
     if (pl.optimizer == Tier::kNvme) {

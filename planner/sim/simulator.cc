@@ -228,12 +228,13 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   if (k.placement.optimizer == Tier::kDevice) {
     const double dur = hw.backend == "cpu" ? shard * static_cast<double>(k.gpus_per_node) / bw(hw.cpu_adam_params_per_s)
                                            : (sb.optimizer * 2 + sb.param * 2 + sb.grad) * shard / bw(hw.memory_bw);
-    last = g.Add(Res::kCompute, dur, {{barrier, false}}, "optimizer", "adam (device)");
+    last = g.Add(Res::kCompute, dur + AdamLaunchTime(m, hw, k), {{barrier, false}}, "optimizer", "adam (device)");
   } else {
     const double chunk = k.optimizer_chunk_params > 0 ? static_cast<double>(k.optimizer_chunk_params) : shard;
     const int chunks = static_cast<int>(std::max(1.0, std::ceil(shard / chunk)));
     const double per = shard / chunks;
     const double gpn = static_cast<double>(k.gpus_per_node);
+    const double adam_launch = AdamLaunchTime(m, hw, k);  // spread over the sub-groups
     // CPU backend: each group's arrays are NVMe requests whose CPU runs on the cores.
     const double groups_per_chunk = static_cast<double>(ParamGroups(ops)) / chunks;
     const double read_bpp = OptimizerNvmeBytesPerParam(k, sb, true);
@@ -251,7 +252,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
         if (read_cpu > 0) g.Add(Res::kCompute, read_cpu, {{rd, false}}, "optimizer", "optimizer states read cpu");
       }
       // The node's CPU Adam rate is shared by its GPUs' ranks.
-      int u = g.Add(Res::kCpuOpt, per * gpn / bw(hw.cpu_adam_params_per_s), {{rd, false}, {barrier, false}}, "optimizer", "cpu adam");
+      int u = g.Add(Res::kCpuOpt, per * gpn / bw(hw.cpu_adam_params_per_s) + adam_launch / chunks, {{rd, false}, {barrier, false}},
+                    "optimizer", "cpu adam");
       upd[static_cast<size_t>(c)] = u;
       if (write_cpu > 0) g.Add(Res::kCompute, write_cpu, {{u, false}}, "optimizer", "optimizer states write cpu");
       if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.optimizer * per / r.nvme_w, {{u, false}}, "optimizer", "optimizer states write");

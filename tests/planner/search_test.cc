@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/memory_model.h"
 #include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
+#include "planner/sim/simulator.h"
 #include "test_fixtures.h"
 
 namespace zinf {
@@ -277,6 +279,25 @@ TEST(TimeModel, CpuParallelKernelsPayTheirLaunch) {
     EXPECT_EQ(small_with[i].fwd_s, small[i].fwd_s) << small[i].name;
     EXPECT_EQ(small_with[i].bwd_s, small[i].bwd_s) << small[i].name;
   }
+  // The optimizer: one launch per group whose shard reaches AdamStep's parallel threshold
+  // (32768): one rank, every group but the norms (embed + 4 linears x 2 layers); eight ranks,
+  // only the embedding's and the MLP's (qkv's shard is 25600, proj's 9216).
+  EXPECT_EQ(ExecutorGroupsOfAtLeast(m, 128, 1, 1, 32768), 9);
+  EXPECT_EQ(ExecutorGroupsOfAtLeast(m, 128, 1, 8, 32768), 5);
+  PlanKnobs k1;
+  k1.micro_batch = 4;
+  k1.seq_len = 128;
+  k1.dtype = "fp32";
+  k1.gpus_per_node = 1;
+  HwProfile one = hw;
+  one.gpus_per_node = 1;
+  one.cpu_adam_params_per_s = 1e9;
+  EXPECT_DOUBLE_EQ(AdamLaunchTime(m, one, k1), 9e-5);
+  const double opt_with = SimulateStep(m, one, k1, {}).optimizer_s;
+  one.kernel_launch_s = 0;
+  EXPECT_NEAR(opt_with - SimulateStep(m, one, k1, {}).optimizer_s, 9e-5, 1e-12);
+  EXPECT_EQ(AdamLaunchTime(m, one, k1), 0.0);
+  one.kernel_launch_s = 1e-5;
   // A CUDA profile: kernel launches of the CPU backend do not apply.
   hw.backend = "cuda";
   const std::vector<Op> cuda = BuildForwardOps(m, hw, k, true);
