@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "core/units.h"
 #include "executor/storage/crc32c.h"
 #include "executor/storage/pinned_host_pool.h"
 #include "executor/storage/store_factory.h"
 #include "planner/profile/probes.h"
+#include "planner/profile/timing.h"
 
 namespace zinf {
 
@@ -38,22 +40,30 @@ double ProcessCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// CPU seconds of this process (all its threads, user + system) per request of `bytes`: n
-// writes and n reads, each waited before the next is issued and each with the CRC-32C of
-// its buffer, as zrun's NVMe lane issues a shard's read or write.
-Result<double> CpuPerRequest(Storage& store, PinnedBuffer& wbuf, PinnedBuffer& rbuf, uint64_t bytes, uint64_t file_bytes,
-                             int n) {
+// Per request of `bytes`: the CPU seconds of this process (all its threads, user + system) of
+// n writes and n reads, each waited before the next is issued and each with the CRC-32C of its
+// buffer, as zrun's NVMe lane issues a shard's read or write; and the reads' median wall time.
+struct RequestCost {
+  double cpu_s = 0;
+  double read_wall_s = 0;
+};
+
+Result<RequestCost> CostPerRequest(Storage& store, PinnedBuffer& wbuf, PinnedBuffer& rbuf, uint64_t bytes,
+                                   uint64_t file_bytes, int n) {
   const uint64_t slots = file_bytes / bytes;
   volatile uint32_t sink = 0;
+  std::vector<double> reads;
   const double c0 = ProcessCpuSeconds();
   for (int i = 0; i < n; ++i) {
     const uint64_t off = (static_cast<uint64_t>(i) * 7919 % slots) * bytes;  // scattered, like swap extents
     sink = sink + Crc32c(wbuf.data(), bytes);
     ZINF_RETURN_IF_ERROR(store.Write(off, wbuf.data(), bytes));
+    const auto t0 = std::chrono::steady_clock::now();
     ZINF_RETURN_IF_ERROR(store.Read(off, rbuf.data(), bytes));
+    reads.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     sink = sink + Crc32c(rbuf.data(), bytes);
   }
-  return (ProcessCpuSeconds() - c0) / (2.0 * n);
+  return RequestCost{(ProcessCpuSeconds() - c0) / (2.0 * n), Median(reads)};
 }
 }  // namespace
 
@@ -137,7 +147,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
   const NvmeSetting* pick = PickNvmeSetting(results);
   // The CPU one request costs, at the picked setting, for a small and a large request:
   // a fixed part per request and a part per byte (CRC-32C, copies), fitted through both.
-  double cpu_small = 0, cpu_large = 0;
+  RequestCost cost_small, cost_large;
   const uint64_t small = 64 << 10, large = 4 << 20;
   if (pick && !ctx.cancelled()) {
     ctx.Progress("nvme", "CPU time per request");
@@ -145,12 +155,13 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     so.block_size_bytes = pick->block;
     so.queue_depth = pick->depth;
     ZINF_ASSIGN_OR_RETURN(OpenedStore os, OpenStore(path, so, StoreBackend::kAuto, pool.get(), /*truncate=*/false));
-    ZINF_ASSIGN_OR_RETURN(cpu_small, CpuPerRequest(*os.store, wbuf, rbuf, small, file_bytes, quick ? 200 : 1000));
-    ZINF_ASSIGN_OR_RETURN(cpu_large, CpuPerRequest(*os.store, wbuf, rbuf, large, file_bytes, quick ? 20 : 60));
+    ZINF_ASSIGN_OR_RETURN(cost_small, CostPerRequest(*os.store, wbuf, rbuf, small, file_bytes, quick ? 200 : 1000));
+    ZINF_ASSIGN_OR_RETURN(cost_large, CostPerRequest(*os.store, wbuf, rbuf, large, file_bytes, quick ? 20 : 60));
   }
   ctx.RemoveTempFiles();
   if (results.empty()) return Aborted("nvme probe interrupted");
   if (!pick) return Internal("nvme probe: no setting measured a positive bandwidth");
+  const double cpu_small = cost_small.cpu_s, cpu_large = cost_large.cpu_s;
   if (cpu_small > 0 && cpu_large > 0) {
     hw.nvme_cpu_per_byte_s = std::max(0.0, (cpu_large - cpu_small) / static_cast<double>(large - small));
     hw.nvme_cpu_per_request_s = std::max(0.0, cpu_small - hw.nvme_cpu_per_byte_s * static_cast<double>(small));
@@ -166,6 +177,18 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
                                      FormatSeconds(hw.nvme_cpu_per_byte_s * (1 << 20))));
   }
   hw.nvme_read_bw = hw.nvme_read_bw_node = pick->read_bw;
+  if (cost_small.read_wall_s > 0 && cost_large.read_wall_s > 0) {
+    // A read's wall time beyond its bytes at the picked setting's bandwidth, from the small
+    // request (where it dominates); the large one is reported beside it.
+    hw.nvme_read_latency_s = std::max(0.0, cost_small.read_wall_s - static_cast<double>(small) / pick->read_bw);
+    hw.provenance["nvme.read_latency_s"] = fmt::format(
+        "measured: {}, median wall time of a {} read through the same store at block {} depth {}, waited before the "
+        "next (as zrun's NVMe lane reads a shard), less {} at the read bandwidth: {} (a {} read: {})",
+        ctx.Today(), FormatBytes(static_cast<double>(small)), FormatBytes(static_cast<double>(pick->block)), pick->depth,
+        FormatBytes(static_cast<double>(small)), FormatSeconds(cost_small.read_wall_s), FormatBytes(static_cast<double>(large)),
+        FormatSeconds(cost_large.read_wall_s));
+    ctx.Progress("nvme", fmt::format("read latency {} per request", FormatSeconds(hw.nvme_read_latency_s)));
+  }
   hw.nvme_write_bw = hw.nvme_write_bw_node = pick->write_bw;
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) == 0) {

@@ -82,6 +82,7 @@ class Graph {
 struct Rates {
   double w, dp, nvme_r, nvme_w, h2d, d2h;
   double coupling;  // CPU backend, more ranks than cores: added to every collective
+  double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes
 };
 
 // Runs a pass over ops[idx[...]]: compute tasks in order, each op's parameter fetch chain
@@ -111,7 +112,7 @@ class PassBuilder {
       int& t = stage_task[static_cast<size_t>(j)];
       const std::string name = keep ? op.name : std::string();
       if (st == 0 && k_.placement.params == Tier::kNvme) {
-        t = g_.Add(Res::kNvmeRead, shard / r_.nvme_r, {{trig, on_start}}, phase, name + " nvme->host");
+        t = g_.Add(Res::kNvmeRead, r_.nvme_lat + shard / r_.nvme_r, {{trig, on_start}}, phase, name + " nvme->host");
         // CPU backend: the request's completion and CRC check on the cores.
         if (double cpu = NvmeCpuTime(hw_, k_, 1, shard); cpu > 0) t = g_.Add(Res::kCompute, cpu, {{t, false}}, phase, name + " nvme cpu");
       }
@@ -156,7 +157,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
-          CouplingPerCollective(m, hw, k, ops)};
+          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.nvme_read_latency_s : 0.0};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.
@@ -208,7 +209,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
                       if (k.placement.grads == Tier::kNvme) {
                         // Later micro-steps add to the shard written by the first: read it back.
-                        if (micro > 0) t = g.Add(Res::kNvmeRead, gshard / r.nvme_r, {{t, false}}, "backward", "grad nvme read");
+                        if (micro > 0)
+                          t = g.Add(Res::kNvmeRead, r.nvme_lat + gshard / r.nvme_r, {{t, false}}, "backward", "grad nvme read");
                         const double cpu = NvmeCpuTime(hw, k, micro > 0 ? 2 : 1, (micro > 0 ? 2 : 1) * gshard);
                         if (cpu > 0) t = g.Add(Res::kCompute, cpu, {{t, false}}, "backward", "grad nvme cpu");
                         g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
@@ -239,7 +241,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     const double groups_per_chunk = static_cast<double>(ParamGroups(ops)) / chunks;
     const double read_bpp = OptimizerNvmeBytesPerParam(k, sb, true);
     const double write_bpp = OptimizerNvmeBytesPerParam(k, sb, false);
-    const double read_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, true), read_bpp * per);
+    const double read_requests = groups_per_chunk * OptimizerNvmeArrays(k, sb, true);
+    const double read_cpu = NvmeCpuTime(hw, k, read_requests, read_bpp * per);
     const double write_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, false), write_bpp * per);
     std::vector<int> upd(static_cast<size_t>(chunks), -1);
     last = barrier;
@@ -247,7 +250,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
       int rd = -1;
       if (read_bpp > 0) {
         int trig = c >= 2 ? upd[static_cast<size_t>(c - 2)] : barrier;  // two sub-groups of read-ahead
-        rd = g.Add(Res::kNvmeRead, read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}}, "optimizer", "optimizer states read");
+        rd = g.Add(Res::kNvmeRead, read_requests * r.nvme_lat + read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}},
+                   "optimizer", "optimizer states read");
         // Its CPU (completion, CRC) takes the cores, which are otherwise idle here (Adam waits for the read, not for it).
         if (read_cpu > 0) g.Add(Res::kCompute, read_cpu, {{rd, false}}, "optimizer", "optimizer states read cpu");
       }

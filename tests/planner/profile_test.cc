@@ -88,6 +88,10 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
                       hw->cross_entropy_bwd_elems_per_s})
     EXPECT_GT(rate, 1e6);
+  // An NVMe read's latency beyond its bytes: measured (on tmpfs or a page cache it may be 0).
+  EXPECT_TRUE(hw->provenance.count("nvme.read_latency_s"));
+  EXPECT_GE(hw->nvme_read_latency_s, 0.0);
+  EXPECT_LT(hw->nvme_read_latency_s, 0.1);
   // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);

@@ -138,6 +138,46 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
   }
 }
 
+// CPU backend: every NVMe read request (a group's shard fetched, an optimizer state read)
+// waits the measured read latency on the NVMe queue, besides its bytes at the bandwidth.
+TEST(Simulator, CpuNvmeReadsPayTheirLatency) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  for (const char* backend : {"cpu", "cuda"}) {
+    HwProfile hw = Dgx2();
+    hw.backend = backend;
+    hw.gpus_per_node = 1;
+    hw.cpu_cores = 2;
+    PlanKnobs k = Knobs(m, hw, "all:nvme");
+    k.gpus_per_node = 1;
+    k.ckpt_interval = 0;
+    k.grad_accum = 1;
+    k.dtype = "fp32";
+    SimOptions keep;
+    keep.keep_tasks = true;
+    auto reads = [&](const SimResult& r) {
+      double s = 0;
+      for (const SimTask& t : r.tasks)
+        if (t.res == Res::kNvmeRead) s += t.dur_s;
+      return s;
+    };
+    const SimResult r0 = SimulateStep(m, hw, k, keep);
+    TimeEstimate t0 = EstimateTime(m, hw, k);
+    hw.nvme_read_latency_s = 1e-3;
+    const SimResult r1 = SimulateStep(m, hw, k, keep);
+    TimeEstimate t1 = EstimateTime(m, hw, k);
+    if (std::string(backend) != "cpu") {
+      EXPECT_EQ(reads(r1), reads(r0));
+      EXPECT_EQ(t1.step_s, t0.step_s);
+      continue;
+    }
+    // Per group: 2 param reads (forward, backward) and the optimizer's reads of p, g, m, v.
+    const double groups = static_cast<double>(ParamGroups(BuildForwardOps(m, hw, k, false)));
+    EXPECT_NEAR(reads(r1) - reads(r0), 6 * groups * 1e-3, 1e-9);
+    EXPECT_NEAR(t1.busy_s["nvme_read"] - t0.busy_s["nvme_read"], 6 * groups * 1e-3, 1e-9);
+    EXPECT_GT(r1.step_s, r0.step_s);
+  }
+}
+
 // CPU backend: the reduce lane's copies of each gradient shard beside the reduce-scatter and
 // the offload (one rank: a copy for the reduce-scatter; grads on the device: the scaled
 // write) run on the cores at the single-thread copy rate.
