@@ -108,13 +108,13 @@ struct HwProfile {
   int64_t nvme_queue_depth = 8;
   // CPU backend: CPU time one NVMe request (a shard's read or write through the executor's
   // store: submission, completion wake-up, CRC-32C) takes from the cores; 0 = not measured.
-// Optional: the wall time of one read request beyond its bytes at the read bandwidth (a
-  // request waited before the next, as zrun's NVMe lane issues a shard): the drive's latency
-  // plus the submission and completion path. Added to every NVMe read the model issues; 0:
-  // not modelled.
-  double nvme_read_latency_s = 0;
-    double nvme_cpu_per_request_s = 0;
+  double nvme_cpu_per_request_s = 0;
   double nvme_cpu_per_byte_s = 0;  // and per byte of it (CRC-32C, copies)
+  // CPU backend, optional: the wall time of one read request beyond its bytes at the read
+  // bandwidth (a request waited before the next, as zrun's NVMe lane issues a shard): the
+  // drive's latency plus the submission and completion path. Added to every NVMe read the
+  // model issues; 0: not modelled.
+  double nvme_read_latency_s = 0;
   // dotted key ("bandwidth.h2d") -> where the value comes from
   std::map<std::string, std::string> provenance;
 

@@ -159,9 +159,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     busy["compute"] += NvmeCpuTime(hw, k, fetches * groups, fetches * shard_bytes);
     busy["nvme_read"] += fetches * groups * hw.nvme_read_latency_s;  // each group's shard a request
   }
-  if (pl.grads == Tier::kNvme) busy["nvme_read"] += (ga - 1) * groups * hw.nvme_read_latency_s;
-  if (pl.grads == Tier::kNvme)
+  if (pl.grads == Tier::kNvme) {
     busy["compute"] += NvmeCpuTime(hw, k, (2 * ga - 1) * groups, (2 * ga - 1) * sb.grad * P / dp);
+    busy["nvme_read"] += (ga - 1) * groups * hw.nvme_read_latency_s;  // the shards read back
+  }
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
     double ckpt = w * static_cast<double>(k.micro_batch * k.seq_len * m.hidden) * static_cast<double>(SavedCheckpoints(m, k));

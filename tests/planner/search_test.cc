@@ -196,18 +196,30 @@ TEST(TimeModel, CpuOversubscribedCollectivesAtTheShmCurves) {
   EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), (1e6 * 0.75 / 1e9 + 1e-5) / 0.5, 1e-15);
 }
 
-// Measured cross-entropy kernel rates replace the memory-pass formulas for the head's loss,
-// forward and backward; without them the memory passes stay, and nothing else moves.
-TEST(TimeModel, LossAtMeasuredKernelRates) {
-  HwProfile hw = Dgx2();
-  hw.backend = "cpu";
+// A 2-layer GPT of hidden 256 with a 1000-token vocabulary, and fp32 knobs of 4 x 128 tokens
+// on every GPU of `hw`: the CPU op-graph tests' model.
+ModelSpec SmallVocabGpt() {
   ModelSpec m = Gpt(2, 256, 4, 128);
   m.vocab = 1000;
+  return m;
+}
+
+PlanKnobs CpuKnobs(const HwProfile& hw) {
   PlanKnobs k;
   k.micro_batch = 4;
   k.seq_len = 128;
   k.dtype = "fp32";
   k.gpus_per_node = hw.gpus_per_node;
+  return k;
+}
+
+// Measured cross-entropy kernel rates replace the memory-pass formulas for the head's loss,
+// forward and backward; without them the memory passes stay, and nothing else moves.
+TEST(TimeModel, LossAtMeasuredKernelRates) {
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  const ModelSpec m = SmallVocabGpt();
+  PlanKnobs k = CpuKnobs(hw);
   const std::vector<Op> base = BuildForwardOps(m, hw, k, true);
   hw.cross_entropy_elems_per_s = 5e8;
   hw.cross_entropy_bwd_elems_per_s = 2.5e8;
@@ -246,13 +258,8 @@ TEST(TimeModel, CpuParallelKernelsPayTheirLaunch) {
   // way, the embedding one each way, the head's final norm and cross-entropy.
   HwProfile hw = Dgx2();
   hw.backend = "cpu";
-  ModelSpec m = Gpt(2, 256, 4, 128);
-  m.vocab = 1000;
-  PlanKnobs k;
-  k.micro_batch = 4;
-  k.seq_len = 128;
-  k.dtype = "fp32";
-  k.gpus_per_node = hw.gpus_per_node;
+  const ModelSpec m = SmallVocabGpt();
+  PlanKnobs k = CpuKnobs(hw);
   const std::vector<Op> base = BuildForwardOps(m, hw, k, true);
   hw.kernel_launch_s = 1e-5;
   const std::vector<Op> with = BuildForwardOps(m, hw, k, true);
@@ -284,14 +291,10 @@ TEST(TimeModel, CpuParallelKernelsPayTheirLaunch) {
   // only the embedding's and the MLP's (qkv's shard is 25600, proj's 9216).
   EXPECT_EQ(ExecutorGroupsOfAtLeast(m, 128, 1, 1, 32768), 9);
   EXPECT_EQ(ExecutorGroupsOfAtLeast(m, 128, 1, 8, 32768), 5);
-  PlanKnobs k1;
-  k1.micro_batch = 4;
-  k1.seq_len = 128;
-  k1.dtype = "fp32";
-  k1.gpus_per_node = 1;
   HwProfile one = hw;
   one.gpus_per_node = 1;
   one.cpu_adam_params_per_s = 1e9;
+  const PlanKnobs k1 = CpuKnobs(one);
   EXPECT_DOUBLE_EQ(AdamLaunchTime(m, one, k1), 9e-5);
   const double opt_with = SimulateStep(m, one, k1, {}).optimizer_s;
   one.kernel_launch_s = 0;

@@ -89,20 +89,32 @@ TEST(Simulator, CpuCollectivesQueueWithCompute) {
   }
 }
 
+// One device on a 2-core node, of `backend`; and every state on NVMe in fp32 (the params are
+// the master: no separate master array), one rank, no checkpointing, one micro-step.
+HwProfile OneDeviceOn2Cores(const char* backend) {
+  HwProfile hw = Dgx2();
+  hw.backend = backend;
+  hw.gpus_per_node = 1;
+  hw.cpu_cores = 2;
+  return hw;
+}
+
+PlanKnobs AllNvmeFp32(const ModelSpec& m, const HwProfile& hw) {
+  PlanKnobs k = Knobs(m, hw, "all:nvme");
+  k.gpus_per_node = 1;
+  k.ckpt_interval = 0;
+  k.grad_accum = 1;
+  k.dtype = "fp32";
+  return k;
+}
+
 // CPU backend: each NVMe request's CPU (measured per request and per byte) runs on the cores:
 // the simulator queues it with compute, the analytic model adds it; other backends ignore it.
 TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   for (const char* backend : {"cpu", "cuda"}) {
-    HwProfile hw = Dgx2();
-    hw.backend = backend;
-    hw.gpus_per_node = 1;
-    hw.cpu_cores = 2;
-    PlanKnobs k = Knobs(m, hw, "all:nvme");
-    k.gpus_per_node = 1;
-    k.ckpt_interval = 0;
-    k.grad_accum = 1;
-    k.dtype = "fp32";  // the params are the master: no separate master array
+    HwProfile hw = OneDeviceOn2Cores(backend);
+    const PlanKnobs k = AllNvmeFp32(m, hw);
     SimResult r0 = SimulateStep(m, hw, k);
     TimeEstimate t0 = EstimateTime(m, hw, k);
     hw.nvme_cpu_per_request_s = 50e-6;
@@ -143,15 +155,8 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
 TEST(Simulator, CpuNvmeReadsPayTheirLatency) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   for (const char* backend : {"cpu", "cuda"}) {
-    HwProfile hw = Dgx2();
-    hw.backend = backend;
-    hw.gpus_per_node = 1;
-    hw.cpu_cores = 2;
-    PlanKnobs k = Knobs(m, hw, "all:nvme");
-    k.gpus_per_node = 1;
-    k.ckpt_interval = 0;
-    k.grad_accum = 1;
-    k.dtype = "fp32";
+    HwProfile hw = OneDeviceOn2Cores(backend);
+    const PlanKnobs k = AllNvmeFp32(m, hw);
     SimOptions keep;
     keep.keep_tasks = true;
     auto reads = [&](const SimResult& r) {
