@@ -6,7 +6,7 @@ knobs the configuration fixes), executed by `zrun` (under mpirun for several ran
 measured step time and peak memory per tier compared with the plan's prediction.
 
 Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,...] [--steps N]
-                         [--repeat N] [--refresh PROBES] [--out DIR]
+                         [--repeat N] [--refresh PROBES] [--refresh-round PROBES] [--out DIR]
 --profile measures this machine first (zplan profile, a few minutes on 2 cores) and plans from that
 profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
 between sessions, and a profile from another day does not describe it. It profiles again after
@@ -20,6 +20,10 @@ nvme only for configurations with something on NVMe) into the profile just befor
 of a configuration, plans it again from that and compares the run with that plan, so each
 prediction describes the machine as it is when its run starts (this VM's disk read 1.8 GB/s
 in one profile and 3.5 GB/s twenty minutes later).
+--refresh-round PROBES (with --profile and --repeat) re-measures those probes into every profile
+at the start of each round after the first, and plans that round's runs from them: the compute
+probes take about a minute, too long to repeat before every run, while a round of the matrix
+takes a few minutes and the VM's speed moves over minutes.
 --repeat N runs the matrix N times, in rounds (every configuration once per round, not N
 times back to back: the machine's speed moves between states that last seconds to minutes),
 and reports each configuration's median measured step and the median of its runs' errors
@@ -83,7 +87,12 @@ def main():
     ap.add_argument("--refresh", default="", metavar="PROBES",
                     help="re-measure these probes (e.g. gemm,memory,overhead) into the profile right before each "
                          "configuration and plan from that (zplan profile --only ... --update ...)")
+    ap.add_argument("--refresh-round", default="", metavar="PROBES",
+                    help="re-measure these probes (e.g. gemm,overhead,memory,adam,coupling) into every profile at the "
+                         "start of each round after the first and plan that round's runs from them (--profile only)")
     args = ap.parse_args()
+    if args.refresh_round and not args.profile:
+        sys.exit("validate: --refresh-round needs --profile (it refreshes the profiles this run measured)")
     if args.repeat < 1:
         sys.exit("validate: --repeat must be at least 1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,6 +201,9 @@ def main():
             runs[name] = (cfg, run, [(st["predicted"], st["measured"])])
             if args.repeat == 1:
                 report(row)
+            else:
+                print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
+                      f"error {row['error_pct']:+6.1f}%", flush=True)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
         # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
@@ -199,15 +211,24 @@ def main():
         # of this VM read 1.8 GB/s in one profile and 3.5 GB/s twenty minutes later).
         for rnd in range(1, args.repeat):
             print(f"validate: round {rnd + 1} of {args.repeat} ...", flush=True)
+            if args.refresh_round:
+                for key, path in list(profiles.items()):
+                    fresh = re.sub(r"(-r\d+)?\.yaml$", f"-r{rnd + 1}.yaml", path)
+                    print(f"validate: re-measuring {args.refresh_round} into {fresh} ...", flush=True)
+                    subprocess.run([zplan, "profile", "--only", args.refresh_round, "--update", path, "-o", fresh,
+                                    "--nvme-dir", args.nvme_dir], check=True, stdout=subprocess.DEVNULL)
+                    profiles[key] = fresh
             for row in rows:
                 cfg, run, results = runs[row["config"]]
-                if probes_for(cfg[2]):
+                if args.refresh_round or probes_for(cfg[2]):
                     _, summary, _ = plan_and_run(cfg, rnd)
                 else:
                     subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
                     summary = open(os.path.join(args.out, row["config"], "summary.yaml")).read()
                 st = section(summary, "step_time_s")
                 results.append((st["predicted"], st["measured"]))
+                print(f"  {row['config']:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
+                      f"error {err(st['measured'], st['predicted']):+6.1f}%", flush=True)
         if args.repeat > 1:
             for row in rows:
                 results = runs[row["config"]][2]

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,7 +38,10 @@ class ProfileContext {
   explicit ProfileContext(ProfileOptions o);
   ~ProfileContext();  // removes registered files
   const ProfileOptions& options() const { return opts_; }
+  // Progress of a probe: a status line rewritten in place on a terminal; on a redirected
+  // stderr, whole lines (each probe's first and last, and between them at most one every 5 s).
   void Progress(const std::string& probe, const std::string& what);
+  void EndProgress();  // ends the status line (terminal only)
   bool cancelled() const;
   void RegisterTempFile(const std::string& path);
   void RemoveTempFiles();
@@ -46,6 +50,9 @@ class ProfileContext {
  private:
   ProfileOptions opts_;
   std::vector<std::string> temp_files_;
+  bool tty_;
+  std::string last_probe_, pending_;  // pending_: the last line held back (printed before the next probe's)
+  std::chrono::steady_clock::time_point last_line_{};
 };
 
 // Installs SIGINT/SIGTERM handlers that set the cancel flag (probes stop at the next check).

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -38,7 +39,7 @@ void InstallCancelHandlers() {
 
 bool CancelRequested() { return g_cancel.load(); }
 
-ProfileContext::ProfileContext(ProfileOptions o) : opts_(std::move(o)) {
+ProfileContext::ProfileContext(ProfileOptions o) : opts_(std::move(o)), tty_(::isatty(STDERR_FILENO) == 1) {
   std::lock_guard<std::mutex> l(g_files_mu);
   g_files = &temp_files_;
 }
@@ -50,8 +51,32 @@ ProfileContext::~ProfileContext() {
 }
 
 void ProfileContext::Progress(const std::string& probe, const std::string& what) {
-  std::fprintf(stderr, "\r\033[Kzplan profile: [%s] %s", probe.c_str(), what.c_str());
+  if (tty_) {  // one status line, rewritten in place
+    std::fprintf(stderr, "\r\033[Kzplan profile: [%s] %s", probe.c_str(), what.c_str());
+    std::fflush(stderr);
+    return;
+  }
+  // A log (stderr redirected): whole lines, each probe's first and last (its result) and between
+  // them at most one every kLogEvery seconds: a profile is a few dozen lines, not a thousand.
+  constexpr double kLogEvery = 5.0;
+  const std::string line = fmt::format("zplan profile: [{}] {}\n", probe, what);
+  const auto now = std::chrono::steady_clock::now();
+  if (probe == last_probe_ && std::chrono::duration<double>(now - last_line_).count() < kLogEvery) {
+    pending_ = line;
+    return;
+  }
+  if (probe != last_probe_) std::fputs(pending_.c_str(), stderr);
+  pending_.clear();
+  last_probe_ = probe;
+  last_line_ = now;
+  std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+}
+
+void ProfileContext::EndProgress() {
+  if (tty_) std::fprintf(stderr, "\n");
+  std::fputs(pending_.c_str(), stderr);
+  pending_.clear();
 }
 
 bool ProfileContext::cancelled() const { return CancelRequested(); }
@@ -147,11 +172,11 @@ Result<HwProfile> ProfileThisMachine(const ProfileOptions& o) {
     if (!only.empty() && !only.count(p.name)) continue;
     Status s = p.run(ctx, hw);
     if (!s.ok()) {
-      std::fprintf(stderr, "\n");
+      ctx.EndProgress();
       return s.WithContext("probe " + p.name);
     }
   }
-  std::fprintf(stderr, "\n");
+  ctx.EndProgress();
   if (ctx.cancelled()) return Aborted("zplan profile: interrupted; temporary files removed, no profile written");
   return hw;
 }

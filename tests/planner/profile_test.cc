@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "core/hw_profile.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
@@ -29,6 +31,25 @@ TEST(ProbeTiming, MedianAndRunCounts) {
   TimeRuns(1e9, 1, [&] { ++calls; }, &t);  // a budget never reached: capped at 2000 runs
   EXPECT_EQ(t.size(), 2004u);
   for (double x : t) EXPECT_GE(x, 0);
+}
+
+TEST(ProfileProgress, ALogGetsWholeLinesEachProbesFirstAndLast) {
+  if (::isatty(STDERR_FILENO) == 1) GTEST_SKIP() << "stderr is a terminal: the status-line mode (run under meson test)";
+  testing::internal::CaptureStderr();
+  {
+    ProfileContext ctx(ProfileOptions{});
+    ctx.Progress("gemm", "1/3");
+    ctx.Progress("gemm", "2/3");  // within 5 s of the first: held back
+    ctx.Progress("gemm", "done");  // held back too, replacing it
+    ctx.Progress("adam", "start");  // a new probe: the held line first, then its own
+    ctx.Progress("adam", "result");
+    ctx.EndProgress();  // the held result
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "zplan profile: [gemm] 1/3\n"
+            "zplan profile: [gemm] done\n"
+            "zplan profile: [adam] start\n"
+            "zplan profile: [adam] result\n");
 }
 
 TEST(NvmeSetting, OneSettingServesBothDirections) {
