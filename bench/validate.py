@@ -143,6 +143,11 @@ def main():
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
+    def report_run(name, st):
+        """One run of a configuration (with --repeat), against the plan it was run with."""
+        print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
+              f"error {err(st['measured'], st['predicted']):+6.1f}%", flush=True)
+
     def probes_for(strategy):
         """The --refresh probes worth re-measuring for a configuration: the NVMe probe only where
         the strategy puts something on NVMe."""
@@ -202,8 +207,7 @@ def main():
             if args.repeat == 1:
                 report(row)
             else:
-                print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
-                      f"error {row['error_pct']:+6.1f}%", flush=True)
+                report_run(name, st)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
         # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
@@ -227,8 +231,7 @@ def main():
                     summary = open(os.path.join(args.out, row["config"], "summary.yaml")).read()
                 st = section(summary, "step_time_s")
                 results.append((st["predicted"], st["measured"]))
-                print(f"  {row['config']:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
-                      f"error {err(st['measured'], st['predicted']):+6.1f}%", flush=True)
+                report_run(row["config"], st)
         if args.repeat > 1:
             for row in rows:
                 results = runs[row["config"]][2]

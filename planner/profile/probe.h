@@ -41,7 +41,7 @@ class ProfileContext {
   // Progress of a probe: a status line rewritten in place on a terminal; on a redirected
   // stderr, whole lines (each probe's first and last, and between them at most one every 5 s).
   void Progress(const std::string& probe, const std::string& what);
-  void EndProgress();  // ends the status line (terminal only)
+  void EndProgress();  // ends the status line (terminal) or prints the held-back line (log)
   bool cancelled() const;
   void RegisterTempFile(const std::string& path);
   void RemoveTempFiles();
