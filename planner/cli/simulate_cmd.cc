@@ -17,7 +17,9 @@ namespace {
 struct SimulateArgs {
   std::string plan;
   std::string hw;
-  std::string trace = "trace.json";
+  // Not trace.json: that is the name zrun gives its measured trace, which a simulation run
+  // in a zrun output directory would otherwise overwrite.
+  std::string trace = "sim-trace.json";
 };
 
 int RunSimulate(const SimulateArgs& a) {

@@ -158,5 +158,14 @@ expect profile-only-unknown 2 "no probe named 'gemmm'" "scheduler" -- "$ZPLAN" p
 expect profile-update-missing 2 "$WORK/nope.yaml" -- "$ZPLAN" profile --only scheduler --update "$WORK/nope.yaml" -o "$WORK/p.yaml"
 expect zrun-compute-nice-range 2 "--compute-nice" -- "$ZRUN" --plan "$PLAN" --data "$WORK/data.txt" --compute-nice 20
 
+# ---- nothing lost: zplan simulate in a zrun output directory keeps zrun's measured trace ----
+mkdir -p "$WORK/run" && echo '{"measured": true}' > "$WORK/run/trace.json"
+if (cd "$WORK/run" && "$ZPLAN" simulate "$PLAN" >/dev/null 2>&1) && [ -s "$WORK/run/sim-trace.json" ] &&
+   grep -qF '"measured": true' "$WORK/run/trace.json"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL simulate-default-trace: trace.json overwritten or sim-trace.json missing"; fails=$((fails + 1))
+fi
+
 echo "bad_input e2e: $passes passed, $fails failed, $skips skipped"
 [ "$fails" -eq 0 ]
