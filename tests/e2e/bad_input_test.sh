@@ -159,12 +159,13 @@ expect profile-update-missing 2 "$WORK/nope.yaml" -- "$ZPLAN" profile --only sch
 expect zrun-compute-nice-range 2 "--compute-nice" -- "$ZRUN" --plan "$PLAN" --data "$WORK/data.txt" --compute-nice 20
 
 # ---- nothing lost: zplan simulate in a zrun output directory keeps zrun's measured trace ----
-mkdir -p "$WORK/run" && echo '{"measured": true}' > "$WORK/run/trace.json"
-if (cd "$WORK/run" && "$ZPLAN" simulate "$PLAN" >/dev/null 2>&1) && [ -s "$WORK/run/sim-trace.json" ] &&
-   grep -qF '"measured": true' "$WORK/run/trace.json"; then
+mkdir -p "$WORK/simrun" && echo '{"measured": true}' > "$WORK/simrun/trace.json"
+zplan_abs=$(realpath "$ZPLAN")
+sim_err=$(cd "$WORK/simrun" && "$zplan_abs" simulate "$PLAN" --hw "$HW" 2>&1 >/dev/null); sim_rc=$?
+if [ "$sim_rc" -eq 0 ] && [ -s "$WORK/simrun/sim-trace.json" ] && grep -qF '"measured": true' "$WORK/simrun/trace.json"; then
   passes=$((passes + 1))
 else
-  echo "FAIL simulate-default-trace: trace.json overwritten or sim-trace.json missing"; fails=$((fails + 1))
+  echo "FAIL simulate-default-trace: exit $sim_rc, trace.json overwritten or sim-trace.json missing: $sim_err"; fails=$((fails + 1))
 fi
 
 echo "bad_input e2e: $passes passed, $fails failed, $skips skipped"
