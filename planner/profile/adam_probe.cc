@@ -34,8 +34,8 @@ Status ProbeAdam(ProfileContext& ctx, HwProfile& hw) {
   hp.lr = 1e-3f;
   hp.weight_decay = 0.01f;
   // The median pass, as the other compute probes keep (timing.h): zrun's optimizer step runs
-  // at the machine's typical rate, not its best. On a 2-core VM the best of 5 passes was 20-25%
-  // above the median, and the cpu-medium model's Adam took 50 ms a step in zrun against 32 ms
+  // at the machine's typical rate, not its best. On a 2-core VM the best of 7 passes was 5-30%
+  // faster than the median, and the cpu-medium model's Adam took 50 ms a step in zrun against 32 ms
   // predicted from the best pass (the median: 38-45 ms).
   const int reps = ctx.options().quick ? 3 : 7;
   std::vector<double> times;
