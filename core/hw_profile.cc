@@ -111,8 +111,11 @@ double HwProfile::ShmBusBw(double bytes, bool reduce_scatter) const {
   return CurveBusBw(reduce_scatter ? shm_reduce_scatter_curve : shm_allgather_curve, bytes, 0.0);
 }
 
-double HwProfile::CouplingPerCollective(double between_s) const {
-  return coupling_curve.empty() ? 0.0 : Interpolate(coupling_curve, std::max(between_s, 1e-12), 0.0);
+double HwProfile::CouplingPerCollective(double between_s, int lanes) const {
+  const std::vector<CurvePoint>* c = &coupling_curve;
+  if (lanes >= 2 && !coupling_curve_host.empty()) c = &coupling_curve_host;
+  if (lanes >= 3 && !coupling_curve_nvme.empty()) c = &coupling_curve_nvme;
+  return c->empty() ? 0.0 : Interpolate(*c, std::max(between_s, 1e-12), 0.0);
 }
 
 const std::vector<std::string>& HwProfileValueKeys() {
@@ -128,7 +131,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "node.coupling_curve", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s"};
   return keys;
@@ -164,6 +167,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.nvme_capacity_bytes = n.Bytes("nvme_capacity", 0, kMaxBytes, 0.0);
   hw.cpu_sched_slice_s = n.Number("cpu_sched_slice_s", 0, 1.0, 0.0);
   hw.coupling_curve = ReadCurve(n, "coupling_curve");
+  hw.coupling_curve_host = ReadCurve(n, "coupling_curve_host");
+  hw.coupling_curve_nvme = ReadCurve(n, "coupling_curve_nvme");
   FieldReader d = r.Map("device");
   hw.device_name = d.String("name");
   hw.device_memory_bytes = d.Bytes("memory", 1 << 20, kMaxBytes);
@@ -252,6 +257,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("nvme_capacity", hw.nvme_capacity_bytes);
   if (hw.cpu_sched_slice_s > 0) y.Key("cpu_sched_slice_s", hw.cpu_sched_slice_s);
   WriteCurve(y, "coupling_curve", hw.coupling_curve);
+  WriteCurve(y, "coupling_curve_host", hw.coupling_curve_host);
+  WriteCurve(y, "coupling_curve_nvme", hw.coupling_curve_nvme);
   y.End();
   y.Begin("device");
   y.Key("name", hw.device_name);

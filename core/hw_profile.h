@@ -40,7 +40,11 @@ struct HwProfile {
   // 1-thread ranks, coupled by a tiny allgather against independent), keyed by the compute
   // between collectives (x: seconds per iteration at the rank's share; y: extra seconds per
   // collective). Empty: not modelled. Used for plans with more ranks per node than cores.
-  std::vector<CurvePoint> coupling_curve;
+  // coupling_curve: each collective behind one lane (parameters on the device: the network
+  // lane's allgather alone); _host: behind a host->device copy on its own lane first (params
+  // on the host); _nvme: behind an NVMe read (its measured latency, waited), a copy and the
+  // allgather, three lanes (params on NVMe). Each hand-off is a wake-up on the shared cores.
+  std::vector<CurvePoint> coupling_curve, coupling_curve_host, coupling_curve_nvme;
   double host_memory_bytes = 0;     // usable host memory per node
   double nvme_capacity_bytes = 0;   // per node
   // device
@@ -134,8 +138,10 @@ struct HwProfile {
   // in proportion, a latency); 0 when that curve is empty.
   double ShmBusBw(double bytes, bool reduce_scatter) const;
   // Extra seconds per collective from coupling_curve at `between_s` of compute between
-  // collectives (flat beyond the measured points); 0 without the curve.
-  double CouplingPerCollective(double between_s) const;
+  // collectives (flat beyond the measured points); 0 without the curve. `lanes`: the fetch
+  // chain each collective waits behind (1 device, 2 host, 3 NVMe params); the curve of the
+  // longest measured chain up to it.
+  double CouplingPerCollective(double between_s, int lanes = 1) const;
 };
 
 // The dotted keys every complete profile has (used to check provenance coverage).

@@ -1,19 +1,25 @@
 // What coupling costs ranks that share too few cores (CPU backend, more ranks than cores, as
 // 4 zrun ranks on a 2-core machine): 2 x cores rank processes, each its own ShmComm rank,
-// each iteration a fixed amount of cache-resident work while (coupled) a 1 KiB allgather runs
-// on the comm thread, waited for after the work and the next one issued, as zrun's network
-// lane gathers one op ahead of the compute thread, against the same work with no collective
-// (independent), run alternately. Independent
-// ranks share the cores at no cost (an iteration takes g x work / cores); coupled, every
-// collective waits for the slowest rank: wake-ups and address-space switches (processes, as
-// zrun's ranks are: rank threads of one process measured a quarter of it), and cores left
+// each iteration a fixed amount of cache-resident work on the rank's thread (at zrun's
+// compute nice) while (coupled) the next iteration's 1 KiB allgather is fetched through a
+// chain of zrun's lanes (executor/zero3/lane.h) and waited for after the work, as zrun's
+// compute thread waits for an op's parameters: the network lane alone (parameters on the
+// device), a host->device copy lane first (on the host), or an NVMe lane first whose job
+// waits the measured NVMe read latency (on NVMe); against the same work with no collective
+// (independent), run alternately. Independent ranks share the cores at no cost (an
+// iteration takes g x work / cores); coupled, every hand-off is a wake-up on the shared
+// cores and every collective waits for the slowest rank: address-space switches (processes,
+// as zrun's ranks are: rank threads of one process measured a quarter of it), and cores left
 // idle while the last rank of a time-sliced pair finishes. The difference per collective is
 // recorded against the independent iteration time, the compute a rank does between
-// collectives as the time model counts it (at its share of the cores): node.coupling_curve.
-// The payload is tiny: the collective's own copies are the allgather curve's. Measured on a
-// 2-core VM, 4 ranks, at 0.18 and 1.7 ms of work per iteration: +100 and ~0 us a collective
-// overlapped like this; waited for at once, +170 and +660-870 us (+50-75 and +330-420 us
-// when the rank's own thread runs the collective instead of the comm thread).
+// collectives as the time model counts it (at its share of the cores): node.coupling_curve,
+// node.coupling_curve_host, node.coupling_curve_nvme. The payload is tiny: the collective's
+// own copies are the allgather curve's, an NVMe request's CPU is nvme.cpu_per_request_s.
+// Measured on a 2-core VM, 4 ranks, nice 10, at 0.18 and 0.55 ms of work per iteration
+// (2026-12-05): one lane +75-113 us a collective, two +114-168, three +234-304 (+167-254
+// without the latency's wait): zrun's small-nvme-ckhost-r4 had paid ~340 us a collective.
+// Earlier variants (2026-12-04, on the comm thread, not niced): +100 / ~0 us at 0.18 / 1.7 ms
+// overlapped; waited for at once +170 / +660-870 us.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,11 +27,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <ctime>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/units.h"
 #include "executor/comm/shm_comm.h"
+#include "executor/train/compute_priority.h"
+#include "executor/zero3/lane.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -49,17 +60,46 @@ float Pass(std::vector<float>& w) {
 
 struct Run {
   int passes = 0, iters = 0;
-  bool coupled = false;
+  int lanes = 0;  // coupled: the fetch chain's lanes (1 allgather, 2 + copy, 3 + NVMe read); 0 independent
   // Instead of the work: `iters` blocking collectives of `count` floats per rank, back to back.
   enum Op { kWork, kAllGather, kReduceScatter } op = kWork;
   size_t count = 0;
 };
 
+// Issues one fetch through `lanes` of zrun's lanes, as the coordinator chains them: an NVMe
+// read (a job that waits `nvme_wait_s`, as a read's latency blocks its lane), a host->device
+// copy, the allgather; returns the last stage's signal.
+SignalPtr Fetch(Comm& c, Lane* const* lane, int lanes, double nvme_wait_s, float* host, float* dev, float* gathered) {
+  SignalPtr prev;
+  if (lanes >= 3)
+    prev = lane[0]->Submit([nvme_wait_s, host] {
+      timespec ts{static_cast<time_t>(nvme_wait_s), static_cast<long>((nvme_wait_s - std::floor(nvme_wait_s)) * 1e9)};
+      ::nanosleep(&ts, nullptr);
+      host[0] += 1.0f;
+      return Status::Ok();
+    });
+  if (lanes >= 2)
+    prev = lane[1]->Submit([prev, host, dev] {
+      if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
+      std::memcpy(dev, host, kPayloadFloats * sizeof(float));
+      return Status::Ok();
+    });
+  return lane[2]->Submit([prev, &c, dev, gathered] {
+    if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
+    return c.AllGather(dev, kPayloadFloats, gathered);
+  });
+}
+
 // One rank's part of every run in order; returns rank 0's wall seconds per iteration of
 // each (from a start barrier to an end barrier, both modes).
-Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs) {
+Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs, double nvme_wait_s) {
   const int g = c.size();
-  std::vector<float> work(kWorkFloats, 1.0f), send(kPayloadFloats, static_cast<float>(c.rank())),
+  // The rank's thread computes at the nice zrun gives its compute thread here; its lanes
+  // (threads of their own) stay at 0.
+  Lane nvme("zinf:nvme_read"), h2d("zinf:h2d"), net("zinf:network");
+  Lane* const lane[3] = {&nvme, &h2d, &net};
+  ZINF_RETURN_IF_ERROR(SetThreadNice(kOversubscribedComputeNice));
+  std::vector<float> work(kWorkFloats, 1.0f), host(kPayloadFloats, static_cast<float>(c.rank())), dev(kPayloadFloats),
       recv(kPayloadFloats * static_cast<size_t>(g));
   size_t most = 0;
   for (const Run& r : runs) most = std::max(most, r.count);
@@ -72,18 +112,18 @@ Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs) {
     for (int it = 0; r.op != Run::kWork && it < r.iters; ++it)
       ZINF_RETURN_IF_ERROR(r.op == Run::kAllGather ? c.AllGather(big_send.data(), r.count, big_recv.data())
                                                    : c.ReduceScatter(big_send.data(), r.count, big_recv.data()));
-    // Coupled: the next iteration's allgather runs on the comm thread while this one's work
-    // runs, and is waited for after it (zrun's network lane gathers one op ahead).
-    CommHandle next;
-    if (r.coupled) next = c.AllGatherAsync(send.data(), kPayloadFloats, recv.data());
+    // Coupled: the next iteration's fetch runs on the lanes while this one's work runs, and
+    // is waited for after it (zrun gathers one op ahead).
+    SignalPtr next;
+    if (r.lanes > 0) next = Fetch(c, lane, r.lanes, nvme_wait_s, host.data(), dev.data(), recv.data());
     for (int it = 0; r.op == Run::kWork && it < r.iters; ++it) {
       for (int p = 0; p < r.passes; ++p) s += Pass(work);
-      if (r.coupled) {
-        ZINF_RETURN_IF_ERROR(next.Wait());
-        next = c.AllGatherAsync(send.data(), kPayloadFloats, recv.data());
+      if (r.lanes > 0) {
+        ZINF_RETURN_IF_ERROR(next->Wait());
+        next = Fetch(c, lane, r.lanes, nvme_wait_s, host.data(), dev.data(), recv.data());
       }
     }
-    if (r.coupled) ZINF_RETURN_IF_ERROR(next.Wait());
+    if (next) ZINF_RETURN_IF_ERROR(next->Wait());
     ZINF_RETURN_IF_ERROR(c.Barrier());
     out.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / r.iters + (s == 12345.f ? 1e-12 : 0));
   }
@@ -91,7 +131,7 @@ Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs) {
 }
 
 // Runs `runs` on g rank processes (this one rank 0, g - 1 forked children).
-Result<std::vector<double>> RunRanks(int g, const std::vector<Run>& runs) {
+Result<std::vector<double>> RunRanks(int g, const std::vector<Run>& runs, double nvme_wait_s) {
   const std::string name = fmt::format("/zinf-coupling-{}", ::getpid());
   CommOptions opts;
   opts.timeout_s = 60;  // a rank that died must not hang the profile
@@ -101,16 +141,16 @@ Result<std::vector<double>> RunRanks(int g, const std::vector<Run>& runs) {
     const pid_t pid = ::fork();
     if (pid == 0) {  // child: its own rank; leaves without running the parent's destructors
       Result<std::unique_ptr<ShmComm>> c = ShmComm::Open(name, q, g, /*create=*/false, opts);
-      bool ok = c.ok() && RankRuns(**c, runs).ok();
+      bool ok = c.ok() && RankRuns(**c, runs, nvme_wait_s).ok();
       if (c.ok()) c->reset();
       ::_exit(ok ? 0 : 1);
     }
     if (pid < 0) break;
     kids.push_back(pid);
   }
-  Result<std::vector<double>> out = static_cast<int>(kids.size()) == g - 1
-                                        ? RankRuns(*root, runs)
-                                        : Result<std::vector<double>>(IoError("fork failed for a coupling rank"));
+  // Rank 0 on a thread of its own: its nice must not outlive the probe on this thread.
+  Result<std::vector<double>> out = IoError("fork failed for a coupling rank");
+  if (static_cast<int>(kids.size()) == g - 1) std::thread([&] { out = RankRuns(*root, runs, nvme_wait_s); }).join();
   if (!out.ok())
     for (pid_t k : kids) ::kill(k, SIGKILL);
   for (pid_t k : kids) ::waitpid(k, nullptr, 0);
@@ -122,6 +162,8 @@ Result<std::vector<double>> RunRanks(int g, const std::vector<Run>& runs) {
 
 Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
   hw.coupling_curve.clear();
+  hw.coupling_curve_host.clear();
+  hw.coupling_curve_nvme.clear();
   hw.shm_allgather_curve.clear();
   hw.shm_reduce_scatter_curve.clear();
   if (hw.backend != "cpu") return Status::Ok();
@@ -142,15 +184,16 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
   const std::vector<double> targets = quick ? std::vector<double>{3e-4, 3e-3} : std::vector<double>{1e-4, 3e-4, 1e-3, 3e-3, 1e-2};
   const int pairs = quick ? 1 : 3;
   const double secs = quick ? 0.15 : 0.3;  // per run
+  // The chains measured: 1, 2 lanes, and 3 where the NVMe probe measured a read's latency.
+  const double nvme_wait_s = hw.nvme_read_latency_s;
+  const int chains = nvme_wait_s > 0 ? 3 : 2;
   std::vector<Run> runs;
   for (double target : targets) {
     // Independent, g ranks on `cores` cores: an iteration takes passes x pass_s x g / cores.
     const int passes = std::max(1, static_cast<int>(target * cores / (g * pass_s) + 0.5));
     const int iters = std::max(10, static_cast<int>(secs / target));
-    for (int p = 0; p < pairs; ++p) {
-      runs.push_back({passes, iters, false});
-      runs.push_back({passes, iters, true});
-    }
+    for (int p = 0; p < pairs; ++p)  // each round: independent, then every chain, alternately
+      for (int lanes = 0; lanes <= chains; ++lanes) runs.push_back({passes, iters, lanes});
   }
   // The collectives themselves among the same ranks, back to back: whole buffers of `x`
   // bytes (x / g per rank), blocking, on the ranks' own threads as zrun's lanes run them.
@@ -167,34 +210,38 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
         runs.push_back(r);
       }
   ctx.Progress("coupling", fmt::format("{} rank processes on {} cores, {} runs", g, cores, runs.size()));
-  Result<std::vector<double>> measured = RunRanks(g, runs);
+  Result<std::vector<double>> measured = RunRanks(g, runs, nvme_wait_s);
   if (!measured.ok()) {  // optional figures: the profile goes on without them
-    for (const char* k : {"node.coupling_curve", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve"})
+    for (const char* k : {"node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme",
+                          "network.shm_allgather_curve", "network.shm_reduce_scatter_curve"})
       hw.provenance[k] = fmt::format("not measured: {} rank processes on {} cores: {}", g, cores, measured.status().ToString());
     ctx.Progress("coupling", "not measured: " + measured.status().ToString());
     return Status::Ok();
   }
   const std::vector<double>& wall = *measured;
-  std::vector<CurvePoint> curve;
-  for (size_t t = 0; t < targets.size(); ++t) {
-    std::vector<double> indep, diff;
-    for (int p = 0; p < pairs; ++p) {
-      const size_t i = (t * static_cast<size_t>(pairs) + static_cast<size_t>(p)) * 2;
-      indep.push_back(wall[i]);
-      diff.push_back(wall[i + 1] - wall[i]);
+  std::vector<CurvePoint>* curves[3] = {&hw.coupling_curve, &hw.coupling_curve_host, &hw.coupling_curve_nvme};
+  const size_t round = static_cast<size_t>(chains) + 1;
+  for (int lanes = 1; lanes <= chains; ++lanes) {
+    std::vector<CurvePoint> curve;
+    for (size_t t = 0; t < targets.size(); ++t) {
+      std::vector<double> indep, diff;
+      for (int p = 0; p < pairs; ++p) {
+        const size_t i = (t * static_cast<size_t>(pairs) + static_cast<size_t>(p)) * round;
+        indep.push_back(wall[i]);
+        diff.push_back(wall[i + static_cast<size_t>(lanes)] - wall[i]);
+      }
+      // A difference at or below zero (noise) is recorded as 1 ns: a curve point must be positive.
+      const double x = Median(indep), y = std::max(1e-9, Median(diff));
+      curve.push_back({x, y});
+      ctx.Progress("coupling", fmt::format("{} ranks on {} cores, {:.0f} us between collectives, {} lane(s): +{:.0f} us a collective",
+                                           g, cores, x * 1e6, lanes, y * 1e6));
     }
-    // A difference at or below zero (noise) is recorded as 1 ns: a curve point must be positive.
-    const double x = Median(indep), y = std::max(1e-9, Median(diff));
-    curve.push_back({x, y});
-    ctx.Progress("coupling", fmt::format("{} ranks on {} cores, {:.0f} us between collectives: +{:.0f} us a collective",
-                                         g, cores, x * 1e6, y * 1e6));
+    std::sort(curve.begin(), curve.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+    // Strictly increasing x for the curve's reader (two targets can round to one pass count).
+    std::vector<CurvePoint>& out = *curves[lanes - 1];
+    for (const CurvePoint& p : curve)
+      if (out.empty() || p.x > out.back().x) out.push_back(p);
   }
-  std::sort(curve.begin(), curve.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
-  // Strictly increasing x for the curve's reader (two targets can round to one pass count).
-  std::vector<CurvePoint> out;
-  for (const CurvePoint& p : curve)
-    if (out.empty() || p.x > out.back().x) out.push_back(p);
-  hw.coupling_curve = out;
   for (size_t si = 0; si < sizes.size(); ++si) {
     for (int o = 0; o < 2; ++o) {
       std::vector<double> t;
@@ -211,12 +258,20 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
         "measured: {}, {} rank processes (ShmComm) on {} cores, blocking {} of whole buffers of x bytes back to back on "
         "the ranks' own threads, median of {}: y = bus bandwidth, x (g - 1) / g / time",
         ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
-  hw.provenance["node.coupling_curve"] = fmt::format(
-      "measured: {}, {} rank processes (ShmComm) on {} cores, passes over {} KiB of cache-resident work per iteration "
-      "and rank, beside a {} KiB allgather on the comm thread issued one iteration ahead (coupled) or none (independent), "
-      "alternately, median of {}: "
-      "x = independent seconds per iteration, y = coupled - independent",
-      ctx.Today(), g, cores, kWorkFloats * 4 / 1024, kPayloadFloats * 4 / 1024, pairs);
+  const char* chain_names[3] = {"the allgather on the network lane alone",
+                                 "a host->device copy lane, then the allgather on the network lane",
+                                 "an NVMe lane job waiting nvme.read_latency_s, a copy lane, then the allgather"};
+  const char* keys[3] = {"node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme"};
+  for (int lanes = 1; lanes <= 3; ++lanes)
+    hw.provenance[keys[lanes - 1]] =
+        lanes > chains
+            ? std::string("not measured: no NVMe read latency in the profile (the nvme probe sets it)")
+            : fmt::format("measured: {}, {} rank processes (ShmComm) on {} cores, passes over {} KiB of cache-resident work per "
+                          "iteration and rank on its thread at nice {}, beside a {} KiB fetch through zrun's lanes ({}) issued one "
+                          "iteration ahead and waited for after the work (coupled) or none (independent), alternately, median "
+                          "of {}: x = independent seconds per iteration, y = coupled - independent",
+                          ctx.Today(), g, cores, kWorkFloats * 4 / 1024, kOversubscribedComputeNice, kPayloadFloats * 4 / 1024,
+                          chain_names[lanes - 1], pairs);
   return Status::Ok();
 }
 

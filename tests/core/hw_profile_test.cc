@@ -63,6 +63,9 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   EXPECT_EQ(a.inter_node_bw, b.inter_node_bw);
   EXPECT_EQ(a.collective_latency_s, b.collective_latency_s);
   ExpectSameCurve(a.allgather_curve, b.allgather_curve);
+  ExpectSameCurve(a.coupling_curve, b.coupling_curve);
+  ExpectSameCurve(a.coupling_curve_host, b.coupling_curve_host);
+  ExpectSameCurve(a.coupling_curve_nvme, b.coupling_curve_nvme);
   EXPECT_EQ(a.cpu_adam_params_per_s, b.cpu_adam_params_per_s);
   EXPECT_EQ(a.nvme_block_size, b.nvme_block_size);
   EXPECT_EQ(a.nvme_queue_depth, b.nvme_queue_depth);
@@ -274,6 +277,9 @@ TEST(HwProfile, CurvesRoundTrip) {
   HwProfile hw = Load(HwPath("dgx-h100"));
   hw.gemm_curve = {{1e9, 1.23456789e14}, {2.5e11, 5.5e14}, {1e13, 6e14}};
   hw.allgather_curve = {{65536, 3.3e9}, {1 << 26, 3.1e11}};
+  hw.coupling_curve = {{1e-4, 1.1e-4}, {1e-2, 2.5e-4}};  // one curve per fetch chain, kept apart
+  hw.coupling_curve_host = {{1e-4, 2.1e-4}, {1e-2, 4.2e-4}};
+  hw.coupling_curve_nvme = {{1e-4, 3.6e-4}, {3e-3, 4.4e-4}, {1e-2, 3.7e-4}};
   hw.description = "";
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());

@@ -93,12 +93,21 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_EQ(hw->gemm_token_curves[0].tokens, 128);
   EXPECT_EQ(hw->gemm_token_curves[1].fwd.size(), hw->gemm_token_curves[1].bwd.size());
   EXPECT_FALSE(hw->allgather_curve.empty());
-  // The coupling of 2 x cores rank processes (--quick: two points), increasing x, positive y.
-  ASSERT_EQ(hw->coupling_curve.size(), 2u);
-  EXPECT_LT(hw->coupling_curve[0].x, hw->coupling_curve[1].x);
-  EXPECT_GT(hw->coupling_curve[0].y, 0);
-  EXPECT_LT(hw->coupling_curve[1].y, 0.1);
-  EXPECT_TRUE(hw->provenance.count("node.coupling_curve"));
+  // The coupling of 2 x cores rank processes (--quick: two points), increasing x, positive y,
+  // for each fetch chain: the NVMe one too, as the nvme probe measured a read's latency.
+  EXPECT_GT(hw->nvme_read_latency_s, 0);
+  for (const char* key : {"node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme"}) {
+    SCOPED_TRACE(key);
+    const std::string k(key);
+    const auto& c = k == "node.coupling_curve" ? hw->coupling_curve
+                    : k == "node.coupling_curve_host" ? hw->coupling_curve_host : hw->coupling_curve_nvme;
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_LT(c[0].x, c[1].x);
+    EXPECT_GT(c[0].y, 0);
+    EXPECT_LT(c[1].y, 0.1);
+    ASSERT_TRUE(hw->provenance.count(key));
+    EXPECT_EQ(hw->provenance.at(key).rfind("measured:", 0), 0u) << hw->provenance.at(key);
+  }
   // The collectives among the same ranks (--quick: 256 KiB and 4 MiB buffers).
   for (const auto* c : {&hw->shm_allgather_curve, &hw->shm_reduce_scatter_curve}) {
     ASSERT_EQ(c->size(), 2u);

@@ -262,6 +262,40 @@ TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
   EXPECT_NEAR(network(hw, two), network(flat, two), 1e-12);
 }
 
+// The coupling a collective pays depends on the fetch chain it waits behind: parameters on
+// the host take node.coupling_curve_host, on NVMe node.coupling_curve_nvme; a chain whose curve
+// was not measured takes the longest measured one below it.
+TEST(Simulator, CpuCouplingFollowsTheParametersFetchChain) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = TwoCoreCpu();
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.grad_accum = 1;
+  k.gpus_per_node = 4;
+  hw.coupling_curve = {{1e-6, 40e-6}, {1.0, 40e-6}};
+  hw.coupling_curve_host = {{1e-6, 90e-6}, {1.0, 90e-6}};
+  hw.coupling_curve_nvme = {{1e-6, 300e-6}, {1.0, 300e-6}};
+  auto coupling = [&](const HwProfile& h, Tier params) {
+    PlanKnobs kk = k;
+    kk.placement.params = params;
+    return CouplingPerCollective(m, h, kk, BuildForwardOps(m, h, kk, false));
+  };
+  EXPECT_NEAR(coupling(hw, Tier::kDevice), 40e-6, 1e-12);
+  EXPECT_NEAR(coupling(hw, Tier::kHost), 90e-6, 1e-12);
+  EXPECT_NEAR(coupling(hw, Tier::kNvme), 300e-6, 1e-12);
+  HwProfile no_nvme = hw;  // a profile without the NVMe chain: NVMe params pay the host chain's
+  no_nvme.coupling_curve_nvme.clear();
+  EXPECT_NEAR(coupling(no_nvme, Tier::kNvme), 90e-6, 1e-12);
+  HwProfile only_base = no_nvme;  // an older profile: one curve for every chain
+  only_base.coupling_curve_host.clear();
+  EXPECT_NEAR(coupling(only_base, Tier::kNvme), 40e-6, 1e-12);
+  EXPECT_NEAR(coupling(only_base, Tier::kHost), 40e-6, 1e-12);
+  // The simulator charges it on each collective: NVMe params' step is longer by the difference.
+  PlanKnobs nv = k;
+  nv.placement.params = Tier::kNvme;
+  EXPECT_GT(SimulateStep(m, hw, nv, {}).step_s, SimulateStep(m, no_nvme, nv, {}).step_s);
+  EXPECT_DOUBLE_EQ(SimulateStep(m, hw, k, {}).step_s, SimulateStep(m, no_nvme, k, {}).step_s);
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
