@@ -8,6 +8,11 @@ namespace zinf {
 // reads OMP_WAIT_POLICY when it loads, so when the variable is unset this sets it to
 // "passive" and re-executes the program (same pid, same arguments; once). A user's own
 // setting is kept. Returns only when no re-exec happened (or it failed).
+// With it, unless GOMP_SPINCOUNT is set, a bounded spin (kOpenMpSpinCount, a few hundred
+// microseconds on the 2-core VM) before a team's threads sleep: a thread that slept longer than
+// the guest's halt-polling window (200 us) halts its vCPU, and waking it costs the next
+// parallel kernel ~55 us instead of ~6 (docs/performance-model.md, parallel kernels).
+inline constexpr const char* kOpenMpSpinCount = "30000";
 void EnsurePassiveOpenMpWait(char** argv);
 
 }  // namespace zinf

@@ -4,8 +4,8 @@
 // copies on it are synchronous); CreateStream() streams are worker threads.
 // Kernels use `threads` OpenMP threads (and set Eigen's process-global thread
 // count, so the last backend created wins). With several ranks per box give each
-// rank cores/ranks threads, and run with OMP_WAIT_POLICY=passive when
-// oversubscribed: spinning OpenMP barriers otherwise steal the other ranks' cores.
+// rank cores/ranks threads, and run with OMP_WAIT_POLICY=passive (zplan and zrun do, with a
+// bounded GOMP_SPINCOUNT): OpenMP barriers that spin without bound steal the other ranks' cores.
 #pragma once
 
 #include <cstddef>
