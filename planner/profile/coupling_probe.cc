@@ -94,16 +94,17 @@ SignalPtr Fetch(Comm& c, Lane* const* lane, int lanes, double nvme_wait_s, float
 // each (from a start barrier to an end barrier, both modes).
 Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs, double nvme_wait_s) {
   const int g = c.size();
-  // The rank's thread computes at the nice zrun gives its compute thread here; its lanes
-  // (threads of their own) stay at 0.
-  Lane nvme("zinf:nvme_read"), h2d("zinf:h2d"), net("zinf:network");
-  Lane* const lane[3] = {&nvme, &h2d, &net};
-  ZINF_RETURN_IF_ERROR(SetThreadNice(kOversubscribedComputeNice));
   std::vector<float> work(kWorkFloats, 1.0f), host(kPayloadFloats, static_cast<float>(c.rank())), dev(kPayloadFloats),
       recv(kPayloadFloats * static_cast<size_t>(g));
   size_t most = 0;
   for (const Run& r : runs) most = std::max(most, r.count);
   std::vector<float> big_send(most * static_cast<size_t>(g), 1.0f), big_recv(most * static_cast<size_t>(g));
+  // After the buffers their jobs use (the lanes drain when destroyed, first). The rank's
+  // thread computes at the nice zrun gives its compute thread here; its lanes, started
+  // before it, stay at 0.
+  Lane nvme("zinf:nvme_read"), h2d("zinf:h2d"), net("zinf:network");
+  Lane* const lane[3] = {&nvme, &h2d, &net};
+  ZINF_RETURN_IF_ERROR(SetThreadNice(kOversubscribedComputeNice));
   std::vector<double> out;
   float s = 0;
   for (const Run& r : runs) {
