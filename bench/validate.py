@@ -30,7 +30,9 @@ and reports each configuration's median measured step and the median of its runs
 (each run against the prediction it was run with), printing the spread so noise shows
 beside error.
 Prints one row per configuration and the mean and max absolute step-time error; writes
-OUT/validate.csv and OUT/validate.md. Targets (issue 5): mean < 5%, max < 10%; memory per tier
+OUT/validate.csv and OUT/validate.md. Configurations with several ranks also show how far apart
+their ranks reached each collective (the median arrival skew of bench/collective_skew.py over
+a run's collectives; the median over runs). Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
 """
 import argparse
@@ -43,6 +45,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import collective_skew  # noqa: E402  (bench/, beside this script)
 
 # name, model, strategy, ranks, micro_batch, ckpt_interval, ckpt_tier, tile, steps
 CONFIGS = [
@@ -137,9 +142,20 @@ def main():
     rows = []
     plan_cmds = {}
     runs = {}  # config -> (zrun command, output dir, measured step times)
+    skew_runs = {}  # config (several ranks) -> each run's median collective arrival skew, ms
+
+    def note_skew(row):
+        """Several ranks: the run's median arrival skew over its collectives (bench/collective_skew.py)."""
+        if row["ranks"] > 1:
+            ms = collective_skew.median_skew_ms(os.path.join(args.out, row["config"]))
+            if ms is not None:
+                skew_runs.setdefault(row["config"], []).append(ms)
+                row["skew_ms"] = statistics.median(skew_runs[row["config"]])
 
     def report(row):
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
+        if "skew_ms" in row:
+            spread += f"   collective skew {row['skew_ms']:.2f} ms"
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
@@ -204,6 +220,7 @@ def main():
                 row[f"{tier}_err_pct"] = err(m, p) if p > 0 else (0.0 if m == 0 else float("nan"))
             rows.append(row)
             runs[name] = (cfg, run, [(st["predicted"], st["measured"])])
+            note_skew(row)
             if args.repeat == 1:
                 report(row)
             else:
@@ -231,6 +248,7 @@ def main():
                     summary = open(os.path.join(args.out, row["config"], "summary.yaml")).read()
                 st = section(summary, "step_time_s")
                 results.append((st["predicted"], st["measured"]))
+                note_skew(row)
                 report_run(row["config"], st)
         if args.repeat > 1:
             for row in rows:
@@ -266,14 +284,17 @@ def main():
         print(f"against the profile taken after the runs: mean |error| {sum(e2) / len(e2):.1f}%, max {max(e2):.1f}%; "
               f"its predictions / the first's: median {drift:.3f}")
     with open(os.path.join(args.out, "validate.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        fields = list(dict.fromkeys(k for r in rows for k in r))  # every row's keys, in order
+        w = csv.DictWriter(f, fieldnames=fields, restval="")
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(args.out, "validate.md"), "w") as f:
-        f.write("| config | ranks | predicted s | measured s (runs: min..max) | error | device | host | nvme |\n|---|---|---|---|---|---|---|---|\n")
+        f.write("| config | ranks | predicted s | measured s (runs: min..max) | error | device | host | nvme | collective skew |\n"
+                "|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} ({r['runs']}: {r['measured_min_s']:.4f}..{r['measured_max_s']:.4f}) | {r['error_pct']:+.1f}% | "
-                    f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% |\n")
+                    f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% | "
+                    + (f"{r['skew_ms']:.2f} ms |\n" if "skew_ms" in r else "|\n"))
         f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
         if end:
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
