@@ -142,6 +142,10 @@ struct HwProfile {
   // chain each collective waits behind (1 device, 2 host, 3 NVMe params); the curve of the
   // longest measured chain up to it.
   double CouplingPerCollective(double between_s, int lanes = 1) const;
+  // Whether any coupling curve was measured.
+  bool HasCoupling() const {
+    return !coupling_curve.empty() || !coupling_curve_host.empty() || !coupling_curve_nvme.empty();
+  }
 };
 
 // The dotted keys every complete profile has (used to check provenance coverage).

@@ -104,8 +104,7 @@ double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std
 }
 
 double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
-  if ((hw.coupling_curve.empty() && hw.coupling_curve_host.empty() && hw.coupling_curve_nvme.empty()) || !CpuOversubscribed(hw, k))
-    return 0.0;
+  if (!hw.HasCoupling() || !CpuOversubscribed(hw, k)) return 0.0;
   const MicroStepWork w = MicroStep(m, k, ops);
   // Each collective waits behind the parameters' fetch chain: 1 lane (device), 2 (host), 3 (NVMe).
   const int lanes = k.placement.params == Tier::kNvme ? 3 : k.placement.params == Tier::kHost ? 2 : 1;
@@ -144,7 +143,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P, true);       // reduce-scatter of grads
-  if (CpuOversubscribed(hw, k)) {  // spares the op build otherwise
+  if (hw.HasCoupling() && CpuOversubscribed(hw, k)) {  // spares the op build otherwise
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
   }

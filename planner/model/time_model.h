@@ -50,7 +50,8 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
 // CPU backend, more ranks per node than cores: what each collective costs besides its own
 // copies when the ranks it waits for share the cores (wake-ups, switches, cores idle while the
 // last of a time-sliced pair finishes): node.coupling_curve (parameters on the device;
-// _host and _nvme behind those fetch chains) at the compute a rank does between two collectives, the micro-step's compute over its collectives (forward, recompute and
+// _host and _nvme behind those fetch chains) at the compute a rank does between two
+// collectives, the micro-step's compute over its collectives (forward, recompute and
 // backward allgathers, reduce-scatters), from `ops` (BuildForwardOps). 0 otherwise.
 double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
 // Collectives one rank issues per micro-step (0 with one rank).

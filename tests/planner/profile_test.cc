@@ -96,11 +96,13 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   // The coupling of 2 x cores rank processes (--quick: two points), increasing x, positive y,
   // for each fetch chain: the NVMe one too, as the nvme probe measured a read's latency.
   EXPECT_GT(hw->nvme_read_latency_s, 0);
-  for (const char* key : {"node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme"}) {
+  const std::pair<const char*, const std::vector<CurvePoint>*> curves[] = {
+      {"node.coupling_curve", &hw->coupling_curve},
+      {"node.coupling_curve_host", &hw->coupling_curve_host},
+      {"node.coupling_curve_nvme", &hw->coupling_curve_nvme}};
+  for (const auto& [key, curve] : curves) {
     SCOPED_TRACE(key);
-    const std::string k(key);
-    const auto& c = k == "node.coupling_curve" ? hw->coupling_curve
-                    : k == "node.coupling_curve_host" ? hw->coupling_curve_host : hw->coupling_curve_nvme;
+    const std::vector<CurvePoint>& c = *curve;
     ASSERT_EQ(c.size(), 2u);
     EXPECT_LT(c[0].x, c[1].x);
     EXPECT_GT(c[0].y, 0);
