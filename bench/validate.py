@@ -152,10 +152,25 @@ def main():
                 skew_runs.setdefault(row["config"], []).append(ms)
                 row["skew_ms"] = statistics.median(skew_runs[row["config"]])
 
+    cpu_runs = {}  # config -> each run's rank-0 CPU per step (zrun's cpu_s_per_step)
+
+    def note_cpu(row, summary):
+        """Rank 0's CPU time per step (its compute thread; its lanes together) and the node's
+        busy share while it ran, the median over runs: where the step's CPU went."""
+        c = section(summary, "cpu_s_per_step")
+        if not c:
+            return
+        runs_c = cpu_runs.setdefault(row["config"], [])
+        runs_c.append((c["compute"] * 1e3, (c["nvme_read"] + c["h2d"] + c["network"]) * 1e3, c["node_busy_fraction"] * 100))
+        row["cpu_compute_ms"], row["cpu_lanes_ms"], row["node_busy_pct"] = (statistics.median(v[i] for v in runs_c) for i in range(3))
+
     def report(row):
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
         if "skew_ms" in row:
             spread += f"   collective skew {row['skew_ms']:.2f} ms"
+        if "cpu_compute_ms" in row:
+            spread += (f"   cpu/step compute {row['cpu_compute_ms']:.1f} ms, lanes {row['cpu_lanes_ms']:.1f} ms, "
+                       f"cores {row['node_busy_pct']:.0f}% busy")
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
@@ -221,6 +236,7 @@ def main():
             rows.append(row)
             runs[name] = (cfg, run, [(st["predicted"], st["measured"])])
             note_skew(row)
+            note_cpu(row, summary)
             if args.repeat == 1:
                 report(row)
             else:
@@ -249,6 +265,7 @@ def main():
                 st = section(summary, "step_time_s")
                 results.append((st["predicted"], st["measured"]))
                 note_skew(row)
+                note_cpu(row, summary)
                 report_run(row["config"], st)
         if args.repeat > 1:
             for row in rows:
@@ -289,12 +306,14 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(args.out, "validate.md"), "w") as f:
-        f.write("| config | ranks | predicted s | measured s (runs: min..max) | error | device | host | nvme | collective skew |\n"
-                "|---|---|---|---|---|---|---|---|---|\n")
+        f.write("| config | ranks | predicted s | measured s (runs: min..max) | error | device | host | nvme | collective skew | rank 0 CPU/step: compute, lanes; cores busy |\n"
+                "|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['config']} | {r['ranks']} | {r['predicted_s']:.4f} | {r['measured_s']:.4f} ({r['runs']}: {r['measured_min_s']:.4f}..{r['measured_max_s']:.4f}) | {r['error_pct']:+.1f}% | "
                     f"{r['device_err_pct']:+.1f}% | {r['host_err_pct']:+.1f}% | {r['nvme_err_pct']:+.1f}% | "
-                    + (f"{r['skew_ms']:.2f} ms |\n" if "skew_ms" in r else "|\n"))
+                    + (f"{r['skew_ms']:.2f} ms | " if "skew_ms" in r else "| ")
+                    + (f"{r['cpu_compute_ms']:.1f} ms, {r['cpu_lanes_ms']:.1f} ms; {r['node_busy_pct']:.0f}% |\n" if "cpu_compute_ms" in r
+                       else "|\n"))
         f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
         if end:
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")

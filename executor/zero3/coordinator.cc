@@ -502,6 +502,9 @@ Zero3Stats Zero3Engine::stats() const {
   s.nvme_busy_s = nvme_lane_->busy_s();
   s.h2d_busy_s = h2d_lane_->busy_s();
   s.comm_busy_s = comm_lane_->busy_s();
+  s.nvme_cpu_s = nvme_lane_->cpu_s();
+  s.h2d_cpu_s = h2d_lane_->cpu_s();
+  s.comm_cpu_s = comm_lane_->cpu_s();
   return s;
 }
 

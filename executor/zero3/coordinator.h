@@ -60,6 +60,7 @@ enum class ShardState : int { kParams = 0, kAdamM = 1, kAdamV = 2 };
 struct Zero3Stats {
   double nvme_read_bytes = 0, nvme_write_bytes = 0, h2d_bytes = 0, d2h_bytes = 0, network_bytes = 0;
   double nvme_busy_s = 0, h2d_busy_s = 0, comm_busy_s = 0, optimizer_s = 0;
+  double nvme_cpu_s = 0, h2d_cpu_s = 0, comm_cpu_s = 0;  // the lanes' threads' CPU time
   double wait_s = 0;  // compute thread blocked in Acquire (fetches not hidden)
 };
 

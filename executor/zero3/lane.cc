@@ -2,7 +2,9 @@
 
 #include <chrono>
 
+#include "core/cpu_clock.h"
 #include "core/process_env.h"
+
 namespace zinf {
 
 void Signal::Set(Status s) {
@@ -23,7 +25,7 @@ bool Signal::IsSet() const {
   return done_;
 }
 
-Lane::Lane(std::string name) : name_(std::move(name)), thread_([this] { Loop(); }) {}
+Lane::Lane(std::string name) : name_(std::move(name)), thread_([this] { Loop(); }), handle_(thread_.native_handle()) {}
 
 Lane::~Lane() {
   {
@@ -59,6 +61,8 @@ double Lane::busy_s() const {
   std::lock_guard<std::mutex> l(mu_);
   return busy_s_;
 }
+
+double Lane::cpu_s() const { return ThreadCpuSeconds(handle_); }
 
 void Lane::Loop() {
   SetThreadName(name_.c_str());

@@ -42,6 +42,7 @@ class Lane {
   void Drain();  // waits for every submitted job
   const std::string& name() const { return name_; }
   double busy_s() const;  // seconds spent running jobs
+  double cpu_s() const;   // CPU time of the lane's thread (user + system), idle waits excluded
 
  private:
   void Loop();
@@ -60,6 +61,7 @@ class Lane {
   int running_ = 0;
   double busy_s_ = 0;
   std::thread thread_;
+  pthread_t handle_;  // thread_'s, for its CPU clock
 };
 
 }  // namespace zinf

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/units.h"
@@ -27,6 +28,20 @@ void Summarise(RunSummary& s) {
     s.measured_drain_s /= n;
     s.measured_optimizer_s /= n;
   }
+}
+
+CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps) {
+  CpuPerStep c;
+  if (steps <= 0) return c;
+  c.measured = true;
+  c.compute = (b.compute - a.compute) / steps;
+  c.nvme_read = (b.nvme_read - a.nvme_read) / steps;
+  c.h2d = (b.h2d - a.h2d) / steps;
+  c.network = (b.network - a.network) / steps;
+  c.other = std::max(0.0, (b.process - a.process) / steps - c.compute - c.nvme_read - c.h2d - c.network);
+  const double total = b.node.total_s - a.node.total_s;
+  if (total > 0) c.node_busy_fraction = std::clamp((b.node.busy_s - a.node.busy_s) / total, 0.0, 1.0);
+  return c;
 }
 
 NvmeBound NvmeBoundPerStep(const RunSummary& s) {
@@ -114,6 +129,17 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
   y.Key("cpu_optimizer", s.io.optimizer_s);
   y.Key("compute_wait", s.io.wait_s);
   y.End();
+  if (s.cpu.measured) {
+    y.Begin("cpu_s_per_step");
+    y.Comment("this rank's threads' CPU time a step (after the first); other: the rest of the process (thread team, optimizer, MPI)");
+    y.Key("compute", s.cpu.compute);
+    y.Key("nvme_read", s.cpu.nvme_read);
+    y.Key("h2d", s.cpu.h2d);
+    y.Key("network", s.cpu.network);
+    y.Key("other", s.cpu.other);
+    y.Key("node_busy_fraction", s.cpu.node_busy_fraction);
+    y.End();
+  }
   return y.str();
 }
 
@@ -190,6 +216,17 @@ Status WriteRunReport(const RunSummary& s, const Plan& plan, const std::string& 
                                "the measured step is {:.2f}x that.", FormatBytes(nb.read_bytes), FormatBytes(nb.write_bytes),
                                FormatBandwidth(s.nvme_read_bw), FormatBandwidth(s.nvme_write_bw), FormatSeconds(nb.bound_s),
                                s.measured_step_s / nb.bound_s));
+  if (s.cpu.measured) {
+    page.Section("CPU time per step (this rank)");
+    page.KeyValueTable({
+        {"compute thread (kernels)", FormatSeconds(s.cpu.compute)},
+        {"NVMe lane", FormatSeconds(s.cpu.nvme_read)},
+        {"host to device lane", FormatSeconds(s.cpu.h2d)},
+        {"network lane", FormatSeconds(s.cpu.network)},
+        {"other threads (thread team, optimizer, MPI)", FormatSeconds(s.cpu.other)},
+        {"node's cores busy", s.cpu.node_busy_fraction > 0 ? fmt::format("{:.0f}%", 100 * s.cpu.node_busy_fraction) : "unknown"},
+    });
+  }
   page.Link("measured trace (trace.json)", "trace.json");
   return page.Write(path);
 }

@@ -5,10 +5,25 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_clock.h"
 #include "core/plan.h"
 #include "executor/train/trainer.h"
 
 namespace zinf {
+
+// CPU time per step of a rank's threads (after the first step, like measured_step_s): its
+// compute thread (the kernels; with a thread team, the team's other threads are in `other`),
+// each lane, the rest of the process; and how busy the node's cores were meanwhile.
+struct CpuSnapshot {
+  double process = 0, compute = 0, nvme_read = 0, h2d = 0, network = 0;
+  NodeCpuTimes node;
+};
+struct CpuPerStep {
+  bool measured = false;
+  double compute = 0, nvme_read = 0, h2d = 0, network = 0, other = 0;  // seconds a step
+  double node_busy_fraction = 0;                                        // 0 where unknown
+};
+CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps);
 
 struct RunSummary {
   std::string plan_path;
@@ -22,6 +37,7 @@ struct RunSummary {
   double nvme_bytes = 0;         // per rank
   Zero3Stats io;
   double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
+  CpuPerStep cpu;
 };
 
 // The NVMe bound of one step: its bytes read and written (mean over the steps after the first,

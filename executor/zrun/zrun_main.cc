@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cpu_clock.h"
 #include "core/file_util.h"
 #include "core/hw_profile.h"
 #include "core/process_env.h"
@@ -143,9 +144,17 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     return st.WithContext(fmt::format("checkpoint after step {}", done));
   };
   int64_t done = t.start_step();
+  // CPU time of this rank's threads from the end of the first step to the end of the last.
+  auto cpu_now = [&] {
+    const Zero3Stats io = t.engine().stats();
+    return CpuSnapshot{ProcessCpuSeconds(), CurrentThreadCpuSeconds(), io.nvme_cpu_s, io.h2d_cpu_s, io.comm_cpu_s, ReadNodeCpuTimes()};
+  };
+  CpuSnapshot cpu_first;
   for (int64_t s = t.start_step(); s < a.steps; ++s) {
     const double ts = trace.NowUs();
     ZINF_ASSIGN_OR_RETURN(StepResult r, t.Step(s));
+    if (s == t.start_step()) cpu_first = cpu_now();
+    else if (s + 1 == a.steps) sum.cpu = CpuBetween(cpu_first, cpu_now(), static_cast<double>(s - t.start_step()));
     if (s - t.start_step() < a.trace_steps) trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
     if (s - t.start_step() + 1 == a.trace_steps) t.engine().SetTrace(nullptr, rank);  // the trace stays bounded
     sum.steps.push_back(r);
@@ -213,6 +222,10 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     std::printf("  nvme %s read + %s written per step: bound %s at the profile's bandwidths; step/bound %.2f\n",
                 FormatBytes(nb.read_bytes).c_str(), FormatBytes(nb.write_bytes).c_str(), FormatSeconds(nb.bound_s).c_str(),
                 sum.measured_step_s / nb.bound_s);
+  if (sum.cpu.measured)
+    std::printf("  cpu per step (rank 0): compute %s, nvme lane %s, h2d lane %s, network lane %s, other %s; node's cores %.0f%% busy\n",
+                FormatSeconds(sum.cpu.compute).c_str(), FormatSeconds(sum.cpu.nvme_read).c_str(), FormatSeconds(sum.cpu.h2d).c_str(),
+                FormatSeconds(sum.cpu.network).c_str(), FormatSeconds(sum.cpu.other).c_str(), 100 * sum.cpu.node_busy_fraction);
   std::printf("  wrote %s/{metrics.csv, summary.yaml, report.html, trace.json}\n", a.out.c_str());
   return Status::Ok();
 }

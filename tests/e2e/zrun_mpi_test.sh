@@ -31,6 +31,17 @@ print("losses, 1 rank:", a)
 print("losses, 2 ranks:", b)
 PY
 test -s "$WORK/r2/trace.json" && test -s "$WORK/r2/trace-rank1.json" && test -s "$WORK/r2/report.html"
+# CPU per step: the kernels' thread and (params on NVMe) the NVMe lane used CPU; the node's
+# busy fraction is a fraction.
+python3 - "$WORK/r2/summary.yaml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+sec = text.split("cpu_s_per_step:", 1)[1]
+val = {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.e+]+)$", sec, re.M)}
+assert val["compute"] > 0 and val["nvme_read"] > 0 and val["network"] > 0, val
+assert 0 < val["node_busy_fraction"] <= 1, val
+print("cpu per step, rank 0:", val)
+PY
 # Bad input: exit code 2 and the file named.
 set +e
 out=$("$ZRUN" --plan "$WORK/p1/plan.yaml" --data "$WORK/missing.txt" --steps 1 --out "$WORK/bad" 2>&1); rc=$?
