@@ -67,10 +67,11 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, boo
 
 double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes) {
   if (hw.backend != "cpu" || requests <= 0) return 0.0;
+  // The lane's thread takes one core for the request's CPU. A device of several cores splits
+  // each kernel evenly over its threads and waits for the slowest, so the kernel is held up by
+  // all of it, not by its share over the device's cores.
   const double cpu = requests * hw.nvme_cpu_per_request_s + std::max(bytes, 0.0) * hw.nvme_cpu_per_byte_s;
-  const double cores_per_device = static_cast<double>(std::max<int64_t>(hw.cpu_cores, 1)) /
-                                  static_cast<double>(std::max<int64_t>(hw.gpus_per_node, 1));
-  return cpu / std::max(cores_per_device, 1.0) / CpuRankShare(hw, k);
+  return cpu / CpuRankShare(hw, k);
 }
 
 double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes) {

@@ -36,8 +36,9 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, boo
 
 // CPU backend: the time `requests` NVMe requests of `bytes` in all take from the rank's
 // compute (the store's submission, completion wake-ups and CRC-32C run on the cores the
-// kernels use), at the profile's measured CPU cost per request and per byte, in device time
-// (a device is cores / devices cores) at the rank's share. 0 on other backends.
+// kernels use), at the profile's measured CPU cost per request and per byte, whole (one core
+// busy for it holds up a kernel split over the device's cores) at the rank's share. 0 on
+// other backends.
 double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes);
 
 // CPU backend: copies of one group's gradient shard of `shard_bytes` that the reduce lane
