@@ -1,6 +1,7 @@
 #include "executor/train/compute_priority.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,6 +25,46 @@ int RanksOnThisNode(int world_size) {
     if (end != v && *end == '\0' && n > 0 && n <= world_size) return static_cast<int>(n);
   }
   return world_size;
+}
+
+int LocalRank(int world_rank) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr) continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && n >= 0) return static_cast<int>(n);
+  }
+  return world_rank;
+}
+
+bool ThreadAffinityIsUnrestricted() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 && CPU_COUNT(&set) >= online;
+}
+
+Status BindThreadToCpu(int index) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return Internal(fmt::format("sched_getaffinity: {}", std::strerror(errno)));
+  const int n = CPU_COUNT(&allowed);
+  if (n <= 0) return Internal("sched_getaffinity: no CPU allowed");
+  int want = ((index % n) + n) % n;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (want-- > 0) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0)  // 0: the calling thread
+      return Internal(fmt::format("sched_setaffinity(cpu {}): {}", cpu, std::strerror(errno)));
+    return Status::Ok();
+  }
+  return Internal("sched_getaffinity: CPU set shorter than its count");
 }
 
 Status SetThreadNice(int nice) {

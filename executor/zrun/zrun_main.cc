@@ -42,6 +42,7 @@ struct Args {
   uint64_t seed = 1234;
   int threads = 0;
   int compute_nice = -1;  // -1: DefaultComputeNice
+  std::string bind = "auto";  // auto | core | none
   bool quiet = false;
   bool allow_backend_mismatch = false;
   std::string checkpoint_dir, resume, export_safetensors;
@@ -118,12 +119,17 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     ZINF_ASSIGN_OR_RETURN(o.resume_from, ResolveCheckpoint(a.resume));
     if (rank == 0 && !a.quiet) std::fprintf(stderr, "zrun: resuming from %s\n", o.resume_from.c_str());
   }
+  // More ranks than cores: each rank's threads on one core of their own (before the lanes and
+  // the thread team exist, so that they inherit it), unless the launcher bound them already.
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int on_node = RanksOnThisNode(comm.size());
+  if (a.bind == "core" || (a.bind == "auto" && cores > 0 && on_node > cores && ThreadAffinityIsUnrestricted()))
+    ZINF_RETURN_IF_ERROR(BindThreadToCpu(LocalRank(rank)).WithContext("--bind"));
   auto trainer = Trainer::Create(plan, &comm, o);
   if (!trainer.ok()) return trainer.status();
   Trainer& t = **trainer;
   // After the workers exist (they keep their priority); kernels run on this thread.
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  const int nice = a.compute_nice >= 0 ? a.compute_nice : DefaultComputeNice(RanksOnThisNode(comm.size()), cores);
+  const int nice = a.compute_nice >= 0 ? a.compute_nice : DefaultComputeNice(on_node, cores);
   ZINF_RETURN_IF_ERROR(SetThreadNice(nice));
   reports::ChromeTraceWriter trace;
   trace.SetMetadata("source", "measured");
@@ -248,6 +254,11 @@ int main(int argc, char** argv) {
                  "nice value of the compute thread, 0..19 (default: 10 when the node runs more ranks than cores, so "
                  "that communication and I/O workers are not queued behind compute, else 0)")
       ->check(CLI::Range(0, 19));
+  app.add_option("--bind", a.bind,
+                 "pin the rank's threads to one CPU (the local rank's, modulo the CPUs allowed): auto (when the node runs "
+                 "more ranks than cores and the launcher did not bind them), core (always), none")
+      ->check(CLI::IsMember({"auto", "core", "none"}))
+      ->capture_default_str();
   app.add_option("--nvme-dir", a.nvme_dir, "override the plan's NVMe directory");
   app.add_option("--checkpoint-dir", a.checkpoint_dir,
                  "write checkpoints here (every --checkpoint-every steps, at the end, and on SIGINT/SIGTERM: the first signal stops "

@@ -15,6 +15,7 @@
 // collectives as the time model counts it (at its share of the cores): node.coupling_curve,
 // node.coupling_curve_host, node.coupling_curve_nvme. The payload is tiny: the collective's
 // own copies are the allgather curve's, an NVMe request's CPU is nvme.cpu_per_request_s.
+// Each rank process is bound to one core (rank % cores), as zrun binds oversubscribed ranks.
 // Measured on a 2-core VM, 4 ranks, nice 10, at 0.18 and 0.55 ms of work per iteration
 // (2026-12-05): one lane +75-113 us a collective, two +114-168, three +234-304 (+167-254
 // without the latency's wait): zrun's small-nvme-ckhost-r4 had paid ~340 us a collective.
@@ -103,6 +104,8 @@ Result<std::vector<double>> RankRuns(Comm& c, const std::vector<Run>& runs, doub
   // After the buffers their jobs use (the lanes drain when destroyed, first). The rank's
   // thread computes at the nice zrun gives its compute thread here; its lanes, started
   // before it, stay at 0.
+  // Bound to a core as zrun binds oversubscribed ranks (--bind auto), before the lanes exist.
+  if (ThreadAffinityIsUnrestricted()) ZINF_RETURN_IF_ERROR(BindThreadToCpu(c.rank()));
   Lane nvme("zinf:nvme_read"), h2d("zinf:h2d"), net("zinf:network");
   Lane* const lane[3] = {&nvme, &h2d, &net};
   ZINF_RETURN_IF_ERROR(SetThreadNice(kOversubscribedComputeNice));
@@ -257,7 +260,7 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
   }
   for (const char* k : {"network.shm_allgather_curve", "network.shm_reduce_scatter_curve"})
     hw.provenance[k] = fmt::format(
-        "measured: {}, {} rank processes (ShmComm) on {} cores, blocking {} of whole buffers of x bytes back to back on "
+        "measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores, blocking {} of whole buffers of x bytes back to back on "
         "the ranks' own threads, median of {}: y = bus bandwidth, x (g - 1) / g / time",
         ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
   const char* chain_names[3] = {"the allgather on the network lane alone",
@@ -268,7 +271,7 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
     hw.provenance[keys[lanes - 1]] =
         lanes > chains
             ? std::string("not measured: no NVMe read latency in the profile (the nvme probe sets it)")
-            : fmt::format("measured: {}, {} rank processes (ShmComm) on {} cores, passes over {} KiB of cache-resident work per "
+            : fmt::format("measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores, passes over {} KiB of cache-resident work per "
                           "iteration and rank on its thread at nice {}, beside a {} KiB fetch through zrun's lanes ({}) issued one "
                           "iteration ahead and waited for after the work (coupled) or none (independent), alternately, median "
                           "of {}: x = independent seconds per iteration, y = coupled - independent",

@@ -1,12 +1,14 @@
 #include "executor/train/compute_priority.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 namespace zinf {
 namespace {
@@ -52,6 +54,51 @@ TEST(ComputePriority, SetsTheCallingThreadOnly) {
   EXPECT_EQ(inside, 7);
   EXPECT_EQ(child, 7);
   EXPECT_EQ(ThreadNice(), before);  // this thread is untouched
+}
+
+TEST(ComputePriority, LocalRankFromTheLauncher) {
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  ::unsetenv("MPI_LOCALRANKID");
+  ::unsetenv("SLURM_LOCALID");
+  EXPECT_EQ(LocalRank(5), 5);
+  ::setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(LocalRank(5), 1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);  // the first source wins
+  EXPECT_EQ(LocalRank(5), 3);
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  ::unsetenv("SLURM_LOCALID");
+}
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+TEST(ComputePriority, BindsTheCallingThreadToOneAllowedCpu) {
+  const std::vector<int> before = AllowedCpus();
+  ASSERT_FALSE(before.empty());
+  const int n = static_cast<int>(before.size());
+  std::vector<int> inside, child;
+  Status st;
+  bool unrestricted_after = true;
+  std::thread t([&] {
+    st = BindThreadToCpu(n + 1);  // modulo the CPUs allowed: the second of them (or the only one)
+    inside = AllowedCpus();
+    unrestricted_after = ThreadAffinityIsUnrestricted();
+    std::thread([&] { child = AllowedCpus(); }).join();  // created after: inherits
+  });
+  t.join();
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(inside.size(), 1u);
+  EXPECT_EQ(inside[0], before[static_cast<size_t>((n + 1) % n)]);
+  EXPECT_EQ(child, inside);
+  EXPECT_EQ(AllowedCpus(), before);  // this thread is untouched
+  if (n > 1) EXPECT_FALSE(unrestricted_after);
 }
 
 TEST(ComputePriority, RejectsOutOfRange) {
