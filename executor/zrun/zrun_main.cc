@@ -123,8 +123,13 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   // the thread team exist, so that they inherit it), unless the launcher bound them already.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   const int on_node = RanksOnThisNode(comm.size());
-  if (a.bind == "core" || (a.bind == "auto" && cores > 0 && on_node > cores && ThreadAffinityIsUnrestricted()))
-    ZINF_RETURN_IF_ERROR(BindThreadToCpu(LocalRank(rank)).WithContext("--bind"));
+  if (a.bind == "core") {
+    ZINF_RETURN_IF_ERROR(BindThreadToCpu(LocalRank(rank)).WithContext("--bind core"));
+  } else if (a.bind == "auto" && cores > 0 && on_node > cores && ThreadAffinityIsUnrestricted()) {
+    // An optimisation only: where the kernel refuses, the rank runs unbound.
+    if (Status st = BindThreadToCpu(LocalRank(rank)); !st.ok() && !a.quiet)
+      std::fprintf(stderr, "zrun: rank %d runs unbound (--bind auto): %s\n", rank, st.ToString().c_str());
+  }
   auto trainer = Trainer::Create(plan, &comm, o);
   if (!trainer.ok()) return trainer.status();
   Trainer& t = **trainer;
