@@ -31,6 +31,9 @@ print("losses, 1 rank:", a)
 print("losses, 2 ranks:", b)
 PY
 test -s "$WORK/r2/trace.json" && test -s "$WORK/r2/trace-rank1.json" && test -s "$WORK/r2/report.html"
+# Ranks bound to cores (--bind core) compute the same losses, bit for bit.
+mpirun -np 2 --oversubscribe "$ZRUN" --plan "$WORK/p2/plan.yaml" --data "$WORK/corpus.txt" --steps 4 --out "$WORK/r2b" --quiet --threads 1 --bind core > /dev/null
+cmp <(cut -d, -f1,2 "$WORK/r2/metrics.csv") <(cut -d, -f1,2 "$WORK/r2b/metrics.csv") || { echo "--bind core changed the losses"; exit 1; }
 # CPU per step: the kernels' thread and (params on NVMe) the NVMe lane used CPU; the node's
 # busy fraction is a fraction.
 python3 - "$WORK/r2/summary.yaml" <<'PY'
