@@ -16,8 +16,9 @@ hour on a shared 2-core VM), beside the error against the first. Several ranks o
 machine run max(1, cores / ranks) threads each (zrun's default), so --profile measures a
 `--threads T` profile for them (cores / T devices of T threads): one thread's GEMM rate is not
 half of two threads'. mpirun leaves the ranks unbound; with more ranks than cores zrun binds
-each to a core itself (--bind auto), as the profile's coupling probe binds its ranks. --refresh PROBES re-measures those probes (e.g. nvme,copy,memory,adam;
-nvme only for configurations with something on NVMe) into the profile just before every run
+each to a core itself (--bind auto), as the profile's coupling probe binds its ranks.
+--refresh PROBES re-measures those probes (e.g. nvme,copy,memory,adam; nvme only for
+configurations with something on NVMe) into the profile just before every run
 of a configuration, plans it again from that and compares the run with that plan, so each
 prediction describes the machine as it is when its run starts (this VM's disk read 1.8 GB/s
 in one profile and 3.5 GB/s twenty minutes later).

@@ -7,35 +7,40 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <initializer_list>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 
 namespace zinf {
+
+namespace {
+// The first of `vars` whose value is an integer in [lo, hi]; others are skipped.
+std::optional<long> FirstIntFromEnv(std::initializer_list<const char*> vars, long lo, long hi) {
+  for (const char* var : vars) {
+    const char* v = std::getenv(var);
+    if (v == nullptr) continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && n >= lo && n <= hi) return n;
+  }
+  return std::nullopt;
+}
+}  // namespace
 
 int DefaultComputeNice(int ranks_on_node, int cores) {
   return cores > 0 && ranks_on_node > cores ? kOversubscribedComputeNice : 0;
 }
 
 int RanksOnThisNode(int world_size) {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
-    const char* v = std::getenv(var);
-    if (v == nullptr) continue;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end != v && *end == '\0' && n > 0 && n <= world_size) return static_cast<int>(n);
-  }
-  return world_size;
+  const auto n = FirstIntFromEnv({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}, 1, world_size);
+  return n ? static_cast<int>(*n) : world_size;
 }
 
 int LocalRank(int world_rank) {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
-    const char* v = std::getenv(var);
-    if (v == nullptr) continue;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end != v && *end == '\0' && n >= 0) return static_cast<int>(n);
-  }
-  return world_rank;
+  const auto n = FirstIntFromEnv({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, 0, INT_MAX);
+  return n ? static_cast<int>(*n) : world_rank;
 }
 
 bool ThreadAffinityIsUnrestricted() {

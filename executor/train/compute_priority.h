@@ -36,8 +36,8 @@ bool ThreadAffinityIsUnrestricted();
 // it creates later inherit the binding). Errors: Internal when the kernel refuses (naming errno).
 // With more ranks than cores, each rank bound to a core of its own keeps its threads' caches
 // and spares the scheduler's migrations: on a 2-core VM 4 bound ranks ran small-none-r4 and
-// small-nvme-ckhost-r4 ~13% faster a step than unbound ones, and left the cores idle 2-5% of
-// the time instead of 8-12% in medium-opthost-ck-r4 (three alternating pairs each).
+// small-nvme-ckhost-r4 ~13% faster a step than unbound ones, and left the cores idle 1-3% of
+// the time instead of 6-10% in medium-opthost-ck-r4 (three alternating pairs each).
 Status BindThreadToCpu(int index);
 
 // Sets the calling thread's nice value (threads it creates later inherit it; threads that

@@ -7,13 +7,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_clock.h"
 #include "core/units.h"
 #include "executor/storage/crc32c.h"
 #include "executor/storage/pinned_host_pool.h"
@@ -34,12 +33,6 @@ const NvmeSetting* PickNvmeSetting(const std::vector<NvmeSetting>& measured) {
 }
 
 namespace {
-double ProcessCpuSeconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // Per request of `bytes`: the CPU seconds of this process (all its threads, user + system) of
 // n writes and n reads, each waited before the next is issued and each with the CRC-32C of its
 // buffer, as zrun's NVMe lane issues a shard's read or write; and the reads' median wall time.
