@@ -124,7 +124,9 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
   const double budget = (quick ? 0.05 : 0.15) / kProbeRounds;
   std::vector<std::vector<double>> fwd_t(shapes.size()), total_t(shapes.size());
   for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
-    for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+    const std::vector<size_t> order = RoundOrder(shapes.size(), round);
+    for (size_t oi = 0; oi < order.size() && !ctx.cancelled(); ++oi) {
+      const size_t si = order[oi];
       const AttShape& a = shapes[si];
       const size_t n = static_cast<size_t>(a.B) * a.T;
       ZINF_ASSIGN_OR_RETURN(DeviceBuffer dq, be->AllocBuffer(n * 3 * a.C * 4));
@@ -142,8 +144,8 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
                          a.C, a.H);
       };
       run();
-      TimeRuns(budget, 1, fwd, &fwd_t[si]);
-      TimeRuns(budget, 1, run, &total_t[si]);
+      fwd_t[si].push_back(RoundMedian(budget, fwd));
+      total_t[si].push_back(RoundMedian(budget, run));
       if (round == 0) {
         std::vector<float> check(dqkv.bytes() / 4);
         ZINF_RETURN_IF_ERROR(be->CopyD2H(check.data(), dqkv.data(), check.size() * 4));
@@ -151,7 +153,7 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
           if (!std::isfinite(x))
             return Internal(fmt::format("attention probe: non-finite gradient at B {} T {} C {}", a.B, a.T, a.C));
       }
-      ctx.Progress("gemm", fmt::format("attention round {}/{}, {}/{}: B {} T {} C {} H {}", round + 1, kProbeRounds, si + 1,
+      ctx.Progress("gemm", fmt::format("attention round {}/{}, {}/{}: B {} T {} C {} H {}", round + 1, kProbeRounds, oi + 1,
                                        shapes.size(), a.B, a.T, a.C, a.H));
     }
   }
@@ -162,8 +164,8 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
     const double hd = static_cast<double>(a.C) / a.H;
     const double fwd_flop = 4.0 * a.B * a.H * static_cast<double>(a.T) * a.T * hd;
     const double key = 4.0 * static_cast<double>(a.T) * a.T * hd;  // one head's forward FLOPs
-    curve.push_back({key, 3.0 * fwd_flop / Median(total_t[si])});
-    fwd_curve.push_back({key, fwd_flop / Median(fwd_t[si])});
+    curve.push_back({key, 3.0 * fwd_flop / Mean(total_t[si])});
+    fwd_curve.push_back({key, fwd_flop / Mean(fwd_t[si])});
     ctx.Progress("gemm", fmt::format("attention B {} T {} C {} H {}: {} effective", a.B, a.T, a.C, a.H,
                                      FormatFlops(curve.back().y)));
   }
@@ -172,12 +174,12 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
   hw.attention_fwd_curve = Merged(fwd_curve);
   hw.provenance["device.attention_curve"] = fmt::format(
       "measured: {}, Backend::AttentionFwd + AttentionBwd (CPU backend, fp32), {} shapes, {} threads; x = one head's "
-      "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), median of timed runs over {} interleaved "
-      "rounds",
+      "forward FLOPs 4 T^2 hd, y = 3 x forward FLOPs / (forward + backward time), each round's median of timed runs, "
+      "averaged over {} rounds in shuffled orders",
       ctx.Today(), merged.size(), be->threads(), kProbeRounds);
   hw.provenance["device.attention_fwd_curve"] = fmt::format(
-      "measured: {}, Backend::AttentionFwd alone over the same shapes, {} threads; y = forward FLOPs / forward time, median "
-      "of timed runs over {} interleaved rounds",
+      "measured: {}, Backend::AttentionFwd alone over the same shapes, {} threads; y = forward FLOPs / forward time, each "
+      "round's median of timed runs, averaged over {} rounds in shuffled orders",
       ctx.Today(), be->threads(), kProbeRounds);
   return Status::Ok();
 }
@@ -212,9 +214,12 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   std::vector<float> pool(max_elems + 2);
   for (auto& v : pool) v = u(rng);
   const double budget = (quick ? 0.04 : 0.1) / kProbeRounds;
+  // Per shape, each round's median time (forward; backward), averaged over the rounds below.
   std::vector<std::vector<double>> fwd_t(shapes.size()), bwd_t(shapes.size());
   for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
-    for (size_t si = 0; si < shapes.size() && !ctx.cancelled(); ++si) {
+    const std::vector<size_t> order = RoundOrder(shapes.size(), round);
+    for (size_t oi = 0; oi < order.size() && !ctx.cancelled(); ++oi) {
+      const size_t si = order[oi];
       const Shape& s = shapes[si];
       const int M = s.m, K = s.k, N = s.n;
       const size_t nx = static_cast<size_t>(M) * K, nw = static_cast<size_t>(N) * K, ny = static_cast<size_t>(M) * N;
@@ -240,8 +245,8 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
         fwd();
         bwd();
       }
-      TimeRuns(budget, 1, fwd, &fwd_t[si]);
-      TimeRuns(budget, 1, bwd, &bwd_t[si]);
+      fwd_t[si].push_back(RoundMedian(budget, fwd));
+      bwd_t[si].push_back(RoundMedian(budget, bwd));
       if (round == 0) {
         std::vector<float> out(ny), gw(nw), gx(nx);
         ZINF_RETURN_IF_ERROR(backend->CopyD2H(out.data(), Y, ny * 4));
@@ -254,9 +259,9 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
         ZINF_RETURN_IF_ERROR(Verify(at(dy, N), at(w, K), gx, M, K, N, "dX"));
       }
       const double flop = 2.0 * M * K * N;
-      ctx.Progress("gemm", fmt::format("round {}/{}, {}/{}: {}x{}x{} forward {}, backward {}", round + 1, kProbeRounds, si + 1,
-                                       shapes.size(), M, K, N, FormatFlops(flop / Median(fwd_t[si])),
-                                       FormatFlops(2.0 * flop / Median(bwd_t[si]))));
+      ctx.Progress("gemm", fmt::format("round {}/{}, {}/{}: {}x{}x{} forward {}, backward {}", round + 1, kProbeRounds, oi + 1,
+                                       shapes.size(), M, K, N, FormatFlops(flop / fwd_t[si].back()),
+                                       FormatFlops(2.0 * flop / bwd_t[si].back())));
     }
   }
   std::vector<CurvePoint> curve, bwd_curve;
@@ -264,8 +269,8 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   for (size_t si = 0; si < shapes.size(); ++si) {
     if (fwd_t[si].empty() || bwd_t[si].empty()) continue;  // cancelled before this shape
     const double flop = 2.0 * shapes[si].m * shapes[si].k * shapes[si].n;
-    curve.push_back({flop, flop / Median(fwd_t[si])});
-    bwd_curve.push_back({flop, 2.0 * flop / Median(bwd_t[si])});
+    curve.push_back({flop, flop / Mean(fwd_t[si])});
+    bwd_curve.push_back({flop, 2.0 * flop / Mean(bwd_t[si])});
     GemmTokenCurve& t = by_tokens[shapes[si].m];
     t.tokens = shapes[si].m;
     t.fwd.push_back(curve.back());
@@ -277,11 +282,17 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     c.bwd = Merged(c.bwd);
     hw.gemm_token_curves.push_back(std::move(c));
   }
+  // A noisy machine shows here first: the rounds of one shape should agree within a few percent.
+  const double spread = RoundSpread(fwd_t);
   hw.provenance["device.gemm_token_curves"] = fmt::format(
-      "measured: {}, the same GEMMs as gemm_curve and gemm_bwd_curve, one pair of curves per row count ({} counts)",
-      ctx.Today(), hw.gemm_token_curves.size());
+      "measured: {}, the same GEMMs as gemm_curve and gemm_bwd_curve, one pair of curves per row count ({} counts); "
+      "rounds in shuffled orders, a shape's slowest round {:.1f}% slower than its fastest (median over shapes)",
+      ctx.Today(), hw.gemm_token_curves.size(), 100.0 * (spread - 1.0));
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
+  // The probe's last line (a log keeps each probe's first and last).
+  ctx.Progress("gemm", fmt::format("a shape's slowest round {:.1f}% slower than its fastest (median over shapes){}",
+                                   100.0 * (spread - 1.0), spread > 1.1 ? ": the machine's speed moved while it was measured" : ""));
   const std::vector<CurvePoint> merged = Merged(curve);
   hw.gemm_curve = merged;
   hw.gemm_bwd_curve = Merged(bwd_curve);
@@ -293,11 +304,11 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   hw.device_name = "cpu (CPU backend)";
   const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y = X W^T, {} threads",
                                          ctx.Today(), shapes.size(), backend->threads());
-  hw.provenance["device.achievable_flops"] = method + fmt::format("; median of timed runs over {} interleaved rounds, best shape", kProbeRounds);
-  hw.provenance["device.peak_flops"] = method + "; fastest shape's median (no datasheet peak for the CPU backend)";
+  hw.provenance["device.achievable_flops"] = method + fmt::format("; each round's median of timed runs, averaged over {} rounds in shuffled orders, best shape", kProbeRounds);
+  hw.provenance["device.peak_flops"] = method + "; the fastest shape's rate (no datasheet peak for the CPU backend)";
   hw.provenance["device.gemm_bwd_curve"] = fmt::format(
       "measured: {}, Backend::Gemm dW = dY^T X plus dX = dY W over the same shapes, {} threads; x = forward FLOPs, y = 2 x "
-      "forward FLOPs / backward time, median of timed runs over {} interleaved rounds",
+      "forward FLOPs / backward time, each round's median of timed runs, averaged over {} rounds in shuffled orders",
       ctx.Today(), backend->threads(), kProbeRounds);
   return Status::Ok();
 }

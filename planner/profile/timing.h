@@ -2,14 +2,22 @@
 //
 // A VM's speed drifts over seconds (another tenant, frequency changes), so a probe that
 // times each shape once, shape after shape, bakes one moment's speed into each point. The
-// probes instead sweep their shapes in kProbeRounds interleaved rounds and keep the median
-// of every run of a shape across all rounds: a slow moment costs one round's sample of a
-// few shapes, not a whole point.
+// probes instead sweep their shapes in kProbeRounds interleaved rounds. Each round after the
+// first visits the shapes in its own shuffled order (RoundOrder): with one order, a slow
+// spell that recurs about once a round lands on the same shapes every round (a GEMM profile
+// of this VM had all its 1024-row shapes at 140 GFLOP/s against 220 for its neighbours, and
+// planned a step 1.44 s that the next profile planned at 0.97 s). Within a round a shape's
+// runs give their median (RoundMedian: an interrupt costs one run, not the round); across
+// rounds the GEMM and attention probes average those medians (Mean), as zrun averages its
+// steps: a machine slow a third of the time is slow in a third of a step's time, which a
+// median over the rounds would leave out.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <numeric>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -37,6 +45,46 @@ inline double Median(std::vector<double> v) {
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   return *mid;
+}
+
+// The mean; 0 for none.
+inline double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+// One round of a shape: times fn as TimeRuns does and returns the median of those runs.
+template <typename Fn>
+double RoundMedian(double budget, Fn&& fn) {
+  std::vector<double> t;
+  TimeRuns(budget, 1, fn, &t);
+  return Median(t);
+}
+
+// The order in which round `round` visits n shapes: in order for the first, then a shuffle
+// seeded by the round (the same for every profile, so a profile can be reproduced).
+inline std::vector<size_t> RoundOrder(size_t n, int round) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (round > 0) {
+    std::mt19937 rng(static_cast<unsigned>(1000 + round));
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  return order;
+}
+
+// How far the rounds of a probe disagreed: for every shape the ratio of its slowest round's
+// median time to its fastest's, and the median of that over the shapes (1 on a quiet
+// machine). round_medians[shape] holds one median per round.
+inline double RoundSpread(const std::vector<std::vector<double>>& round_medians) {
+  std::vector<double> ratios;
+  for (const std::vector<double>& r : round_medians) {
+    if (r.size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
+    if (*lo > 0) ratios.push_back(*hi / *lo);
+  }
+  return ratios.empty() ? 1.0 : Median(ratios);
 }
 
 }  // namespace zinf

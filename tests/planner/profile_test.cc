@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,6 +32,23 @@ TEST(ProbeTiming, MedianAndRunCounts) {
   TimeRuns(1e9, 1, [&] { ++calls; }, &t);  // a budget never reached: capped at 2000 runs
   EXPECT_EQ(t.size(), 2004u);
   for (double x : t) EXPECT_GE(x, 0);
+}
+
+TEST(ProbeTiming, RoundsVisitEveryShapeInTheirOwnOrder) {
+  EXPECT_EQ(RoundOrder(5, 0), (std::vector<size_t>{0, 1, 2, 3, 4}));  // the first in order
+  std::vector<size_t> r1 = RoundOrder(40, 1), r2 = RoundOrder(40, 2);
+  EXPECT_NE(r1, r2);
+  EXPECT_NE(r1, RoundOrder(40, 0));
+  EXPECT_EQ(r1, RoundOrder(40, 1));  // reproducible
+  std::sort(r1.begin(), r1.end());
+  EXPECT_EQ(r1, RoundOrder(40, 0));  // a permutation: every shape once
+}
+
+TEST(ProbeTiming, RoundSpreadIsTheMedianShapesSlowestOverFastestRound) {
+  EXPECT_EQ(RoundSpread({}), 1.0);
+  EXPECT_EQ(RoundSpread({{2.0}}), 1.0);  // one round: nothing to compare
+  // Ratios 1.5, 1.1 and 3: the median is 1.5.
+  EXPECT_DOUBLE_EQ(RoundSpread({{2.0, 3.0, 2.5}, {1.0, 1.1, 1.0}, {1.0, 3.0}}), 1.5);
 }
 
 TEST(ProfileProgress, ALogGetsWholeLinesEachProbesFirstAndLast) {
