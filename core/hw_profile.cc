@@ -133,7 +133,7 @@ const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
                                                 "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
-                                                "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s"};
+                                                "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s"};
   return keys;
 }
 
@@ -223,6 +223,7 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.nvme_queue_depth = io.Int("queue_depth", 1, 4096, 8);
   hw.nvme_cpu_per_request_s = io.Number("cpu_per_request_s", 0, 1.0, 0.0);
   hw.nvme_read_latency_s = io.Number("read_latency_s", 0, 1.0, 0.0);
+  hw.nvme_read_latency_busy_s = io.Number("read_latency_busy_s", 0, 1.0, 0.0);
   hw.nvme_cpu_per_byte_s = io.Number("cpu_per_byte_s", 0, 1e-3, 0.0);
   if (hw.nvme_block_size % 4096 != 0) io.Fail("block_size", "must be a multiple of 4096");
   if (r.Has("provenance")) {
@@ -316,6 +317,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   y.Key("queue_depth", hw.nvme_queue_depth);
   if (hw.nvme_cpu_per_request_s > 0) y.Key("cpu_per_request_s", hw.nvme_cpu_per_request_s);
   if (hw.nvme_read_latency_s > 0) y.Key("read_latency_s", hw.nvme_read_latency_s);
+  if (hw.nvme_read_latency_busy_s > 0) y.Key("read_latency_busy_s", hw.nvme_read_latency_busy_s);
   if (hw.nvme_cpu_per_byte_s > 0) y.Key("cpu_per_byte_s", hw.nvme_cpu_per_byte_s);
   y.End();
   if (!hw.provenance.empty()) {

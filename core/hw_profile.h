@@ -119,6 +119,12 @@ struct HwProfile {
   // drive's latency plus the submission and completion path. Added to every NVMe read the
   // model issues; 0: not modelled.
   double nvme_read_latency_s = 0;
+  // CPU backend, optional: the same with every core busy (a spinning thread per core, as the
+  // compute's thread team keeps them during a pass): the completion's wake-up waits for a
+  // core. What the passes' and the optimizer's reads pay; 0: read_latency_s for them too.
+  double nvme_read_latency_busy_s = 0;
+  // The read latency a request issued while the compute runs pays.
+  double BusyReadLatency() const { return nvme_read_latency_busy_s > 0 ? nvme_read_latency_busy_s : nvme_read_latency_s; }
   // dotted key ("bandwidth.h2d") -> where the value comes from
   std::map<std::string, std::string> provenance;
 

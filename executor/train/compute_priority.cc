@@ -43,6 +43,14 @@ int LocalRank(int world_rank) {
   return n ? static_cast<int>(*n) : world_rank;
 }
 
+int AllowedCpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
 bool ThreadAffinityIsUnrestricted() {
   cpu_set_t set;
   CPU_ZERO(&set);

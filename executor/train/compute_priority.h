@@ -29,6 +29,10 @@ int RanksOnThisNode(int world_size);
 // `world_rank`.
 int LocalRank(int world_rank);
 
+// How many CPUs the calling thread may run on (its affinity mask; the online count when the
+// kernel will not say).
+int AllowedCpuCount();
+
 // Whether the calling thread may run on every online CPU (no launcher or user bound it).
 bool ThreadAffinityIsUnrestricted();
 

@@ -160,11 +160,11 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   const double groups = hw.backend == "cpu" && any_nvme ? static_cast<double>(ParamGroups(BuildForwardOps(m, hw, k, false))) : 0.0;
   if (pl.params == Tier::kNvme) {
     busy["compute"] += NvmeCpuTime(hw, k, fetches * groups, fetches * shard_bytes);
-    busy["nvme_read"] += fetches * groups * hw.nvme_read_latency_s;  // each group's shard a request
+    busy["nvme_read"] += fetches * groups * hw.BusyReadLatency();  // each group's shard a request
   }
   if (pl.grads == Tier::kNvme) {
     busy["compute"] += NvmeCpuTime(hw, k, (2 * ga - 1) * groups, (2 * ga - 1) * sb.grad * P / dp);
-    busy["nvme_read"] += (ga - 1) * groups * hw.nvme_read_latency_s;  // the shards read back
+    busy["nvme_read"] += (ga - 1) * groups * hw.BusyReadLatency();  // the shards read back
   }
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
@@ -222,7 +222,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     }
     // Adam also reads the gradients and, without a separate fp32 master, the params themselves.
     rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, nvme_r);
-    if (hw.backend == "cpu") rd += groups * OptimizerNvmeArrays(k, sb, true) * hw.nvme_read_latency_s;
+    if (hw.backend == "cpu") rd += groups * OptimizerNvmeArrays(k, sb, true) * hw.BusyReadLatency();
     // Updated working params go back to where they live (host-resident ones are updated in place).
     if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, nvme_w);
     const double wb = pl.params == Tier::kDevice ? Safe(sb.param * P / dp, hw.h2d_bw) : 0.0;

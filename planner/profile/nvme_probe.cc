@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/cpu_clock.h"
@@ -17,6 +19,7 @@
 #include "executor/storage/crc32c.h"
 #include "executor/storage/pinned_host_pool.h"
 #include "executor/storage/store_factory.h"
+#include "executor/train/compute_priority.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -57,6 +60,38 @@ Result<RequestCost> CostPerRequest(Storage& store, PinnedBuffer& wbuf, PinnedBuf
     sink = sink + Crc32c(rbuf.data(), bytes);
   }
   return RequestCost{(ProcessCpuSeconds() - c0) / (2.0 * n), Median(reads)};
+}
+
+// The wall times of n waited reads of `bytes` while a spinning thread holds every CPU this
+// process may run on, as the compute's thread team holds them while zrun's NVMe lane reads a
+// shard: the completion's wake-up then waits for the scheduler to give the lane a core (59-68
+// us a 64 KiB read on this 2-core VM against 15-25 us idle, at the median). Their mean and
+// median: the wake-ups have a long tail (zrun's reads of small-nvme-r1 took 68-200 us at the
+// median and 138-275 us on average), and a step pays the mean.
+struct BusyReads {
+  double mean_s = 0, median_s = 0;
+};
+Result<BusyReads> BusyReadWall(Storage& store, PinnedBuffer& rbuf, uint64_t bytes, uint64_t file_bytes, int n) {
+  const uint64_t slots = file_bytes / bytes;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (int c = 0; c < AllowedCpuCount(); ++c)
+    spinners.emplace_back([&stop] {
+      volatile double x = 1.0;
+      while (!stop.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
+    });
+  std::vector<double> reads;
+  Status st = Status::Ok();
+  for (int i = 0; i < n && st.ok(); ++i) {
+    const uint64_t off = (static_cast<uint64_t>(i) * 104729 % slots) * bytes;
+    const auto t0 = std::chrono::steady_clock::now();
+    st = store.Read(off, rbuf.data(), bytes);
+    reads.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  stop = true;
+  for (std::thread& t : spinners) t.join();
+  ZINF_RETURN_IF_ERROR(st);
+  return BusyReads{Mean(reads), Median(reads)};
 }
 }  // namespace
 
@@ -141,6 +176,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
   // The CPU one request costs, at the picked setting, for a small and a large request:
   // a fixed part per request and a part per byte (CRC-32C, copies), fitted through both.
   RequestCost cost_small, cost_large;
+  BusyReads busy_small;
   const uint64_t small = 64 << 10, large = 4 << 20;
   if (pick && !ctx.cancelled()) {
     ctx.Progress("nvme", "CPU time per request");
@@ -150,6 +186,8 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     ZINF_ASSIGN_OR_RETURN(OpenedStore os, OpenStore(path, so, StoreBackend::kAuto, pool.get(), /*truncate=*/false));
     ZINF_ASSIGN_OR_RETURN(cost_small, CostPerRequest(*os.store, wbuf, rbuf, small, file_bytes, quick ? 200 : 1000));
     ZINF_ASSIGN_OR_RETURN(cost_large, CostPerRequest(*os.store, wbuf, rbuf, large, file_bytes, quick ? 20 : 60));
+    ctx.Progress("nvme", "read latency with every core busy");
+    ZINF_ASSIGN_OR_RETURN(busy_small, BusyReadWall(*os.store, rbuf, small, file_bytes, quick ? 200 : 1000));
   }
   ctx.RemoveTempFiles();
   if (results.empty()) return Aborted("nvme probe interrupted");
@@ -181,6 +219,16 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
         FormatBytes(static_cast<double>(small)), FormatSeconds(cost_small.read_wall_s), FormatBytes(static_cast<double>(large)),
         FormatSeconds(cost_large.read_wall_s));
     ctx.Progress("nvme", fmt::format("read latency {} per request", FormatSeconds(hw.nvme_read_latency_s)));
+    if (busy_small.mean_s > 0) {
+      hw.nvme_read_latency_busy_s = std::max(0.0, busy_small.mean_s - static_cast<double>(small) / pick->read_bw);
+      hw.provenance["nvme.read_latency_busy_s"] = fmt::format(
+          "measured: {}, mean wall time of a {} read as for nvme.read_latency_s, with a spinning thread on each of the "
+          "{} CPUs this process may use (as the compute's threads hold them during a pass), less {} at the read "
+          "bandwidth: {} (median {})",
+          ctx.Today(), FormatBytes(static_cast<double>(small)), AllowedCpuCount(), FormatBytes(static_cast<double>(small)),
+          FormatSeconds(busy_small.mean_s), FormatSeconds(busy_small.median_s));
+      ctx.Progress("nvme", fmt::format("read latency with the cores busy {} per request", FormatSeconds(hw.nvme_read_latency_busy_s)));
+    }
   }
   hw.nvme_write_bw = hw.nvme_write_bw_node = pick->write_bw;
   struct statvfs vfs {};

@@ -82,7 +82,7 @@ class Graph {
 struct Rates {
   double w, dp, nvme_r, nvme_w, h2d, d2h;
   double coupling;  // CPU backend, more ranks than cores: added to every collective
-  double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes
+  double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes, with the cores busy
 };
 
 // Runs a pass over ops[idx[...]]: compute tasks in order, each op's parameter fetch chain
@@ -157,7 +157,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
-          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.nvme_read_latency_s : 0.0};
+          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.

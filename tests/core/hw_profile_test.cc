@@ -69,6 +69,10 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   EXPECT_EQ(a.cpu_adam_params_per_s, b.cpu_adam_params_per_s);
   EXPECT_EQ(a.nvme_block_size, b.nvme_block_size);
   EXPECT_EQ(a.nvme_queue_depth, b.nvme_queue_depth);
+  EXPECT_EQ(a.nvme_cpu_per_request_s, b.nvme_cpu_per_request_s);
+  EXPECT_EQ(a.nvme_cpu_per_byte_s, b.nvme_cpu_per_byte_s);
+  EXPECT_EQ(a.nvme_read_latency_s, b.nvme_read_latency_s);
+  EXPECT_EQ(a.nvme_read_latency_busy_s, b.nvme_read_latency_busy_s);
   EXPECT_EQ(a.provenance, b.provenance);
   EXPECT_EQ(HwProfileToYaml(a), HwProfileToYaml(b));
 }
@@ -280,6 +284,8 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.coupling_curve = {{1e-4, 1.1e-4}, {1e-2, 2.5e-4}};  // one curve per fetch chain, kept apart
   hw.coupling_curve_host = {{1e-4, 2.1e-4}, {1e-2, 4.2e-4}};
   hw.coupling_curve_nvme = {{1e-4, 3.6e-4}, {3e-3, 4.4e-4}, {1e-2, 3.7e-4}};
+  hw.nvme_read_latency_s = 2.3e-5;  // and the NVMe read latency, idle and with the cores busy
+  hw.nvme_read_latency_busy_s = 6.1e-5;
   hw.description = "";
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());
@@ -298,6 +304,11 @@ cpu: {adam_params_per_s: 1e9}
 )");
   HwProfile hw = Load(p);
   EXPECT_EQ(hw.backend, "cuda");
+  EXPECT_EQ(hw.nvme_read_latency_busy_s, 0);  // not measured: the idle latency stands in
+  hw.nvme_read_latency_s = 2e-5;
+  EXPECT_EQ(hw.BusyReadLatency(), 2e-5);
+  hw.nvme_read_latency_busy_s = 5e-5;
+  EXPECT_EQ(hw.BusyReadLatency(), 5e-5);
   EXPECT_EQ(hw.dtype, "fp16");
   EXPECT_EQ(hw.description, "");
   EXPECT_EQ(hw.nvme_capacity_bytes, 0);

@@ -142,6 +142,10 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_TRUE(hw->provenance.count("nvme.read_latency_s"));
   EXPECT_GE(hw->nvme_read_latency_s, 0.0);
   EXPECT_LT(hw->nvme_read_latency_s, 0.1);
+  // And with a spinning thread on every core: measured beside it.
+  EXPECT_TRUE(hw->provenance.count("nvme.read_latency_busy_s"));
+  EXPECT_GE(hw->nvme_read_latency_busy_s, 0.0);
+  EXPECT_LT(hw->nvme_read_latency_busy_s, 0.1);
   // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);

@@ -181,6 +181,13 @@ TEST(Simulator, CpuNvmeReadsPayTheirLatency) {
     EXPECT_NEAR(reads(r1) - reads(r0), 6 * groups * 1e-3, 1e-9);
     EXPECT_NEAR(t1.busy_s["nvme_read"] - t0.busy_s["nvme_read"], 6 * groups * 1e-3, 1e-9);
     EXPECT_GT(r1.step_s, r0.step_s);
+    // With the cores busy (the profile's second figure) every read pays that one instead.
+    hw.nvme_read_latency_busy_s = 3e-3;
+    const SimResult r2 = SimulateStep(m, hw, k, keep);
+    TimeEstimate t2 = EstimateTime(m, hw, k);
+    EXPECT_NEAR(reads(r2) - reads(r0), 6 * groups * 3e-3, 1e-9);
+    EXPECT_NEAR(t2.busy_s["nvme_read"] - t0.busy_s["nvme_read"], 6 * groups * 3e-3, 1e-9);
+    hw.nvme_read_latency_busy_s = 0;
   }
 }
 

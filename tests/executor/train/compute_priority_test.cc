@@ -86,9 +86,12 @@ TEST(ComputePriority, BindsTheCallingThreadToOneAllowedCpu) {
   std::vector<int> inside, child;
   Status st;
   bool unrestricted_after = true;
+  int count_after = 0;
+  EXPECT_EQ(AllowedCpuCount(), n);
   std::thread t([&] {
     st = BindThreadToCpu(n + 1);  // modulo the CPUs allowed: the second of them (or the only one)
     inside = AllowedCpus();
+    count_after = AllowedCpuCount();
     unrestricted_after = ThreadAffinityIsUnrestricted();
     std::thread([&] { child = AllowedCpus(); }).join();  // created after: inherits
   });
@@ -97,8 +100,11 @@ TEST(ComputePriority, BindsTheCallingThreadToOneAllowedCpu) {
   ASSERT_EQ(inside.size(), 1u);
   EXPECT_EQ(inside[0], before[static_cast<size_t>((n + 1) % n)]);
   EXPECT_EQ(child, inside);
+  EXPECT_EQ(count_after, 1);
   EXPECT_EQ(AllowedCpus(), before);  // this thread is untouched
-  if (n > 1) EXPECT_FALSE(unrestricted_after);
+  if (n > 1) {
+    EXPECT_FALSE(unrestricted_after);
+  }
 }
 
 TEST(ComputePriority, RejectsOutOfRange) {
