@@ -27,6 +27,14 @@ std::optional<long> FirstIntFromEnv(std::initializer_list<const char*> vars, lon
   }
   return std::nullopt;
 }
+
+// The CPUs the calling thread may run on; nullopt when the kernel will not say.
+std::optional<cpu_set_t> CallingThreadAffinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return std::nullopt;
+  return set;
+}
 }  // namespace
 
 int DefaultComputeNice(int ranks_on_node, int cores) {
@@ -44,26 +52,22 @@ int LocalRank(int world_rank) {
 }
 
 int AllowedCpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const std::optional<cpu_set_t> set = CallingThreadAffinity();
+  if (set && CPU_COUNT(&*set) > 0) return CPU_COUNT(&*set);
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   return online > 0 ? static_cast<int>(online) : 1;
 }
 
 bool ThreadAffinityIsUnrestricted() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  const std::optional<cpu_set_t> set = CallingThreadAffinity();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 && CPU_COUNT(&set) >= online;
+  return set && online > 0 && CPU_COUNT(&*set) >= online;
 }
 
 Status BindThreadToCpu(int index) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-    return Internal(fmt::format("sched_getaffinity: {}", std::strerror(errno)));
+  const std::optional<cpu_set_t> got = CallingThreadAffinity();
+  if (!got) return Internal(fmt::format("sched_getaffinity: {}", std::strerror(errno)));
+  const cpu_set_t& allowed = *got;
   const int n = CPU_COUNT(&allowed);
   if (n <= 0) return Internal("sched_getaffinity: no CPU allowed");
   int want = ((index % n) + n) % n;

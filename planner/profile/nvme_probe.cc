@@ -70,12 +70,14 @@ Result<RequestCost> CostPerRequest(Storage& store, PinnedBuffer& wbuf, PinnedBuf
 // median and 138-275 us on average), and a step pays the mean.
 struct BusyReads {
   double mean_s = 0, median_s = 0;
+  int spinners = 0;  // the CPUs held
 };
 Result<BusyReads> BusyReadWall(Storage& store, PinnedBuffer& rbuf, uint64_t bytes, uint64_t file_bytes, int n) {
   const uint64_t slots = file_bytes / bytes;
+  const int cpus = AllowedCpuCount();
   std::atomic<bool> stop{false};
   std::vector<std::thread> spinners;
-  for (int c = 0; c < AllowedCpuCount(); ++c)
+  for (int c = 0; c < cpus; ++c)
     spinners.emplace_back([&stop] {
       volatile double x = 1.0;
       while (!stop.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
@@ -91,7 +93,7 @@ Result<BusyReads> BusyReadWall(Storage& store, PinnedBuffer& rbuf, uint64_t byte
   stop = true;
   for (std::thread& t : spinners) t.join();
   ZINF_RETURN_IF_ERROR(st);
-  return BusyReads{Mean(reads), Median(reads)};
+  return BusyReads{Mean(reads), Median(reads), cpus};
 }
 }  // namespace
 
@@ -225,7 +227,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
           "measured: {}, mean wall time of a {} read as for nvme.read_latency_s, with a spinning thread on each of the "
           "{} CPUs this process may use (as the compute's threads hold them during a pass), less {} at the read "
           "bandwidth: {} (median {})",
-          ctx.Today(), FormatBytes(static_cast<double>(small)), AllowedCpuCount(), FormatBytes(static_cast<double>(small)),
+          ctx.Today(), FormatBytes(static_cast<double>(small)), busy_small.spinners, FormatBytes(static_cast<double>(small)),
           FormatSeconds(busy_small.mean_s), FormatSeconds(busy_small.median_s));
       ctx.Progress("nvme", fmt::format("read latency with the cores busy {} per request", FormatSeconds(hw.nvme_read_latency_busy_s)));
     }
