@@ -20,6 +20,26 @@ struct Zero3Engine::OpFetch {
   SignalPtr last;            // completion of the last issued stage
 };
 
+struct Zero3Engine::ParamRead {
+  int group = -1;
+  float* dst = nullptr;
+  IoTicket ticket = 0;
+  Status status;  // why it could not start
+};
+
+void Zero3Engine::StartParamReads() {
+  std::deque<std::shared_ptr<ParamRead>> todo;
+  {
+    std::lock_guard<std::mutex> l(ahead_mu_);
+    todo.swap(ahead_);
+  }
+  for (const auto& r : todo) {
+    Result<IoTicket> t = nvme_->ReadAsync(*params_->NvmeExtent(r->group), r->dst);
+    if (t.ok()) r->ticket = *t;
+    else r->status = t.status();
+  }
+}
+
 Zero3Engine::Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* be,
                          Comm* comm, const Zero3Options& o)
     : groups_(groups), schedule_(schedule), be_(be), comm_(comm), o_(o) {}
@@ -120,9 +140,21 @@ void Zero3Engine::IssueStage(int stage, int op) {
     if (!b.ok()) return fail(b.status().WithContext("NVMe staging"));
     f.host_stage = std::move(*b);
     float* dst = f.host_stage.as<float>();
-    f.last = nvme_lane_->Submit([this, g, dst, bytes] {
+    auto r = std::make_shared<ParamRead>();
+    r->group = g;
+    r->dst = dst;
+    const bool extent = params_->NvmeExtent(g) != nullptr;
+    if (extent) {
+      std::lock_guard<std::mutex> l(ahead_mu_);
+      ahead_.push_back(r);
+    }
+    f.last = nvme_lane_->Submit([this, r, extent, bytes]() -> Status {
       Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
-      return params_->Read(g, dst);
+      if (!extent) return params_->Read(r->group, r->dst);
+      std::lock_guard<std::mutex> l(nvme_mu_);
+      StartParamReads();  // this read and those queued after it
+      if (!r->status.ok()) return r->status;
+      return nvme_->Wait(r->ticket);
     }, trace_ ? groups_[static_cast<size_t>(g)].name + " nvme read" : std::string());
   }
   if (stage == 1 && pt != Tier::kDevice) {

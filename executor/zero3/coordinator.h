@@ -121,6 +121,12 @@ class Zero3Engine final : public ParamProvider {
     bool write;
   };
   Status NvmeBatch(const std::vector<NvmeXfer>& xfers);
+  // NVMe parameter reads: the compute thread queues them as it issues fetches; the NVMe
+  // lane starts every queued one (asynchronously) whenever it runs a job, then waits for
+  // its own. The device so works ahead of the lane thread, which on a machine whose
+  // cores all run compute gets the CPU only when compute yields it.
+  struct ParamRead;
+  void StartParamReads();  // with nvme_mu_ held
   Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* backend, Comm* comm,
               const Zero3Options& o);
   Status Setup();
@@ -139,6 +145,8 @@ class Zero3Engine final : public ParamProvider {
   std::unique_ptr<PinnedHostPool> pool_;  // outlives the NVMe store it is registered with
   std::unique_ptr<NvmeStore> nvme_;       // declared before the tiers that use it
   std::mutex nvme_mu_;
+  std::mutex ahead_mu_;
+  std::deque<std::shared_ptr<ParamRead>> ahead_;  // queued parameter reads not yet started
   std::unique_ptr<ShardTier> params_, grads_, adam_m_, adam_v_;
   std::unique_ptr<Lane> nvme_lane_, h2d_lane_, comm_lane_;
   std::vector<std::unique_ptr<OpFetch>> fetch_;  // per op of the schedule (this pass)
