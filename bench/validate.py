@@ -35,6 +35,11 @@ times back to back: the machine's speed moves between states that last seconds t
 and reports each configuration's median measured step and the median of its runs' errors
 (each run against the prediction it was run with), printing the spread so noise shows
 beside error.
+Each run also carries the speed zrun's checks measured its compute at between steps, against the
+profile's rates for the plan's GEMMs (summary.yaml compute_speed.vs_profile), and the run's plan
+simulated at that speed (zplan simulate --compute-speed): the error against that prediction is
+the model's with the machine's drift taken out (a 1 s GEMM index beside back-to-back runs of one
+plan tracked their step times at correlation -0.83 while both moved by 20%).
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Configurations with several ranks also show how far apart
 their ranks reached each collective (the median arrival skew of bench/collective_skew.py over
@@ -78,6 +83,12 @@ def section(text, name):
 def plan_prediction(plan_text):
     m = re.search(r"^prediction:\n((?:  .*\n)+)", plan_text, re.M)
     return {k: v for k, v in re.findall(r"^  (\w+): (\S+)$", m.group(1), re.M)}
+
+
+def seconds(text):
+    """A FormatSeconds figure ("37.19 ms", "1.234 s", "850 us") in seconds."""
+    num, unit = text.split()
+    return float(num) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}[unit]
 
 
 def err(measured, predicted):
@@ -174,16 +185,39 @@ def main():
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
         if "skew_ms" in row:
             spread += f"   collective skew {row['skew_ms']:.2f} ms"
+        if "compute_speed" in row:
+            spread += f"   compute at {row['compute_speed']:.2f}x: error {row['error_at_speed_pct']:+6.1f}%"
         if "cpu_compute_ms" in row:
             spread += (f"   cpu/step compute {row['cpu_compute_ms']:.1f} ms, lanes {row['cpu_lanes_ms']:.1f} ms, "
                        f"cores {row['node_busy_pct']:.0f}% busy")
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
-    def report_run(name, st):
+    def report_run(name, st, sp):
         """One run of a configuration (with --repeat), against the plan it was run with."""
+        at = f"   compute at {sp[0]:.2f}x: predicted {sp[1]:.4f} s, error {err(st['measured'], sp[1]):+6.1f}%" if sp else ""
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
-              f"error {err(st['measured'], st['predicted']):+6.1f}%", flush=True)
+              f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
+
+    def at_run_speed(name, summary):
+        """(speed, prediction): the compute speed zrun's checks measured during the run (its
+        summary's compute_speed.vs_profile) and the run's plan simulated at that speed (zplan
+        simulate --compute-speed); None where the run made no checks."""
+        speed = section(summary, "compute_speed").get("vs_profile")
+        if not speed:
+            return None
+        out = subprocess.run([zplan, "simulate", os.path.join(args.out, name, "plan.yaml"), "--compute-speed", f"{speed:.4f}",
+                              "--trace", os.path.join(work, "speed-trace.json")],
+                             check=True, capture_output=True, text=True).stdout
+        return speed, seconds(re.search(r"^step (\S+ \S+) ", out, re.M).group(1))
+
+    def note_speed(row, results):
+        """The median over runs of the compute speed, the prediction at it and the error against it."""
+        sp = [r for r in results if r[2]]
+        if sp:
+            row["compute_speed"] = statistics.median(r[2][0] for r in sp)
+            row["predicted_at_speed_s"] = statistics.median(r[2][1] for r in sp)
+            row["error_at_speed_pct"] = statistics.median(err(m, at[1]) for _, m, at in sp)
 
     def probes_for(strategy):
         """The --refresh probes worth re-measuring for a configuration: the NVMe probe only where
@@ -240,13 +274,15 @@ def main():
                 p, m = row[f"{tier}_pred"], row[f"{tier}_meas"]
                 row[f"{tier}_err_pct"] = err(m, p) if p > 0 else (0.0 if m == 0 else float("nan"))
             rows.append(row)
-            runs[name] = (cfg, run, [(st["predicted"], st["measured"])])
+            sp = at_run_speed(name, summary)
+            runs[name] = (cfg, run, [(st["predicted"], st["measured"], sp)])
             note_skew(row)
             note_cpu(row, summary)
+            note_speed(row, runs[name][2])
             if args.repeat == 1:
                 report(row)
             else:
-                report_run(name, st)
+                report_run(name, st, sp)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
         # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
@@ -269,19 +305,21 @@ def main():
                     subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
                     summary = open(os.path.join(args.out, row["config"], "summary.yaml")).read()
                 st = section(summary, "step_time_s")
-                results.append((st["predicted"], st["measured"]))
+                sp = at_run_speed(row["config"], summary)
+                results.append((st["predicted"], st["measured"], sp))
                 note_skew(row)
                 note_cpu(row, summary)
-                report_run(row["config"], st)
+                note_speed(row, results)
+                report_run(row["config"], st, sp)
         if args.repeat > 1:
             for row in rows:
                 results = runs[row["config"]][2]
-                measured = sorted(m for _, m in results)
+                measured = sorted(m for _, m, _ in results)
                 row.update(runs=len(results), measured_min_s=measured[0], measured_max_s=measured[-1],
                            measured_s=statistics.median(measured),
-                           predicted_s=statistics.median(p for p, _ in results))
+                           predicted_s=statistics.median(p for p, _, _ in results))
                 # Each run against its own plan's prediction; the median of those errors.
-                row["error_pct"] = statistics.median(err(m, p) for p, m in results)
+                row["error_pct"] = statistics.median(err(m, p) for p, m, _ in results)
                 report(row)
         if args.profile and rows:
             for row in rows:
@@ -300,6 +338,13 @@ def main():
     errs = [abs(r["error_pct"]) for r in rows]
     mean, worst = sum(errs) / len(errs), max(errs)
     print(f"\n{len(rows)} configurations: mean |error| {mean:.1f}%, max {worst:.1f}% (targets: mean < 5%, max < 10%)")
+    sp_rows = [r for r in rows if "error_at_speed_pct" in r]
+    if sp_rows:
+        e3 = [abs(r["error_at_speed_pct"]) for r in sp_rows]
+        at_speed = (f"at the compute speed zrun measured during each run ({len(sp_rows)} configurations): mean |error| "
+                    f"{sum(e3) / len(e3):.1f}%, max {max(e3):.1f}%; speeds {min(r['compute_speed'] for r in sp_rows):.2f}.."
+                    f"{max(r['compute_speed'] for r in sp_rows):.2f}x the profile's")
+        print(at_speed)
     end = "predicted_end_s" in rows[0]
     if end:
         e2 = [abs(r["error_end_pct"]) for r in rows]
@@ -321,6 +366,11 @@ def main():
                     + (f"{r['cpu_compute_ms']:.1f} ms, {r['cpu_lanes_ms']:.1f} ms; {r['node_busy_pct']:.0f}% |\n" if "cpu_compute_ms" in r
                        else "|\n"))
         f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
+        if sp_rows:
+            f.write("\n| config | compute speed (median of runs) | predicted s at it | error |\n|---|---|---|---|\n")
+            for r in sp_rows:
+                f.write(f"| {r['config']} | {r['compute_speed']:.3f} | {r['predicted_at_speed_s']:.4f} | {r['error_at_speed_pct']:+.1f}% |\n")
+            f.write(f"\n{at_speed}\n")
         if end:
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
             for r in rows:

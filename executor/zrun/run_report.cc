@@ -30,17 +30,27 @@ void Summarise(RunSummary& s) {
   }
 }
 
-CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps) {
+void AddCpuBetween(CpuSnapshot* acc, const CpuSnapshot& from, const CpuSnapshot& to) {
+  acc->process += to.process - from.process;
+  acc->compute += to.compute - from.compute;
+  acc->nvme_read += to.nvme_read - from.nvme_read;
+  acc->h2d += to.h2d - from.h2d;
+  acc->network += to.network - from.network;
+  acc->node.busy_s += to.node.busy_s - from.node.busy_s;
+  acc->node.total_s += to.node.total_s - from.node.total_s;
+}
+
+CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps, const CpuSnapshot& x) {
   CpuPerStep c;
   if (steps <= 0) return c;
   c.measured = true;
-  c.compute = (b.compute - a.compute) / steps;
-  c.nvme_read = (b.nvme_read - a.nvme_read) / steps;
-  c.h2d = (b.h2d - a.h2d) / steps;
-  c.network = (b.network - a.network) / steps;
-  c.other = std::max(0.0, (b.process - a.process) / steps - c.compute - c.nvme_read - c.h2d - c.network);
-  const double total = b.node.total_s - a.node.total_s;
-  if (total > 0) c.node_busy_fraction = std::clamp((b.node.busy_s - a.node.busy_s) / total, 0.0, 1.0);
+  c.compute = (b.compute - a.compute - x.compute) / steps;
+  c.nvme_read = (b.nvme_read - a.nvme_read - x.nvme_read) / steps;
+  c.h2d = (b.h2d - a.h2d - x.h2d) / steps;
+  c.network = (b.network - a.network - x.network) / steps;
+  c.other = std::max(0.0, (b.process - a.process - x.process) / steps - c.compute - c.nvme_read - c.h2d - c.network);
+  const double total = b.node.total_s - a.node.total_s - x.node.total_s;
+  if (total > 0) c.node_busy_fraction = std::clamp((b.node.busy_s - a.node.busy_s - x.node.busy_s) / total, 0.0, 1.0);
   return c;
 }
 
@@ -94,6 +104,16 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
   y.Key("predicted", p.step_time_s);
   y.Key("error_pct", ErrorPct(s.measured_step_s, p.step_time_s));
   y.End();
+  if (s.speed.checks > 0) {
+    y.Begin("compute_speed");
+    y.Comment("the plan's linear GEMMs timed between steps (rank 0, the others waiting) against the profile's rates");
+    y.Comment("for them: 1 = as fast as profiled (zplan simulate --compute-speed predicts the plan at this speed)");
+    y.Key("vs_profile", s.speed.Ratio());
+    y.Key("checks", static_cast<int64_t>(s.speed.checks));
+    y.Key("min", s.speed.min);
+    y.Key("max", s.speed.max);
+    y.End();
+  }
   y.Begin("phases_s");
   y.Key("forward_backward", s.measured_fwd_bwd_s);
   y.Key("drain", s.measured_drain_s);

@@ -7,6 +7,7 @@
 
 #include "core/cpu_clock.h"
 #include "core/plan.h"
+#include "executor/train/speed_check.h"
 #include "executor/train/trainer.h"
 
 namespace zinf {
@@ -23,7 +24,11 @@ struct CpuPerStep {
   double compute = 0, nvme_read = 0, h2d = 0, network = 0, other = 0;  // seconds a step
   double node_busy_fraction = 0;                                        // 0 where unknown
 };
-CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps);
+// Per step between snapshots a and b, less `excluded` (the CPU and wall time of work between
+// them that is not the steps': the speed checks).
+CpuPerStep CpuBetween(const CpuSnapshot& a, const CpuSnapshot& b, double steps, const CpuSnapshot& excluded = {});
+// Adds to `acc` what was spent between `from` and `to`.
+void AddCpuBetween(CpuSnapshot* acc, const CpuSnapshot& from, const CpuSnapshot& to);
 
 struct RunSummary {
   std::string plan_path;
@@ -38,6 +43,7 @@ struct RunSummary {
   Zero3Stats io;
   double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
   CpuPerStep cpu;
+  SpeedTotals speed;  // compute-speed checks (none: checks == 0)
 };
 
 // The NVMe bound of one step: its bytes read and written (mean over the steps after the first,

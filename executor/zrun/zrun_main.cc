@@ -27,6 +27,7 @@
 #include "executor/train/checkpoint.h"
 #include "executor/train/compute_priority.h"
 #include "executor/train/test_hooks.h"
+#include "executor/train/speed_check.h"
 #include "executor/train/trainer.h"
 #include "executor/zrun/run_report.h"
 #include "reports/chrome_trace.h"
@@ -51,6 +52,7 @@ struct Args {
   int64_t trace_steps = 10;
   double comm_timeout_s = 600;
   std::string comm = "auto";  // auto | mpi | shm
+  int speed_checks = 32;      // compute-speed checks between steps, about evenly spaced (0: none)
 };
 
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -161,15 +163,34 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     return CpuSnapshot{ProcessCpuSeconds(), CurrentThreadCpuSeconds(), io.nvme_cpu_s, io.h2d_cpu_s, io.comm_cpu_s, ReadNodeCpuTimes()};
   };
   CpuSnapshot cpu_first;
+  // Compute-speed checks (rank 0 alone, as the profile measured) after the first step and then
+  // every `every` steps; every rank takes the same steps, so the barriers pair up.
+  std::unique_ptr<SpeedCheck> speed;
+  if (a.speed_checks > 0) {
+    if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {
+      ZINF_ASSIGN_OR_RETURN(speed, SpeedCheck::Create(&t.backend(), plan, *hw));
+    }
+  }
+  const int64_t every = std::max<int64_t>(1, (a.steps - t.start_step()) / std::max(1, a.speed_checks));
+  CpuSnapshot cpu_checks;  // what the checks cost, left out of the CPU per step
+  auto check_speed = [&]() -> Status {
+    const CpuSnapshot before = cpu_now();
+    if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
+    if (rank == 0) speed->Run();
+    if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
+    AddCpuBetween(&cpu_checks, before, cpu_now());
+    return Status::Ok();
+  };
   for (int64_t s = t.start_step(); s < a.steps; ++s) {
     const double ts = trace.NowUs();
     ZINF_ASSIGN_OR_RETURN(StepResult r, t.Step(s));
     if (s == t.start_step()) cpu_first = cpu_now();
-    else if (s + 1 == a.steps) sum.cpu = CpuBetween(cpu_first, cpu_now(), static_cast<double>(s - t.start_step()));
+    else if (s + 1 == a.steps) sum.cpu = CpuBetween(cpu_first, cpu_now(), static_cast<double>(s - t.start_step()), cpu_checks);
     if (s - t.start_step() < a.trace_steps) trace.Complete(fmt::format("step {}", s), "step", ts, trace.NowUs() - ts, rank, 5);
     if (s - t.start_step() + 1 == a.trace_steps) t.engine().SetTrace(nullptr, rank);  // the trace stays bounded
     sum.steps.push_back(r);
     done = s + 1;
+    if (speed && (s - t.start_step()) % every == 0) ZINF_RETURN_IF_ERROR(check_speed());
     if (rank == 0) {
       std::string csv = MetricsCsv(sum);
       ZINF_RETURN_IF_ERROR(WriteFileAtomic(metrics_path, csv.insert(csv.find('\n') + 1, prior_rows)));
@@ -210,6 +231,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.host_bytes = t.engine().host_bytes() + t.activation_host_bytes();
   sum.nvme_bytes = t.engine().nvme_bytes();
   sum.io = t.engine().stats();
+  if (speed) sum.speed = speed->totals();
   if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {  // each rank's share of the node's drive
     const double g = static_cast<double>(plan.knobs.gpus_per_node);
     sum.nvme_read_bw = hw->nvme_read_bw_node > 0 ? hw->nvme_read_bw_node / g : hw->nvme_read_bw;
@@ -229,6 +251,9 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   std::printf("  peak device %s (budget %s, predicted %s), host %s, nvme %s\n", FormatBytes(sum.device_peak_bytes).c_str(),
               FormatBytes(plan.knobs.device_budget_bytes).c_str(), FormatBytes(plan.prediction.device_bytes).c_str(),
               FormatBytes(sum.host_bytes).c_str(), FormatBytes(sum.nvme_bytes).c_str());
+  if (sum.speed.checks > 0)
+    std::printf("  compute ran at %.2fx the profile's GEMM rates (%d checks between steps: %.2f .. %.2f)\n", sum.speed.Ratio(),
+                sum.speed.checks, sum.speed.min, sum.speed.max);
   if (const NvmeBound nb = NvmeBoundPerStep(sum); nb.bound_s > 0)
     std::printf("  nvme %s read + %s written per step: bound %s at the profile's bandwidths; step/bound %.2f\n",
                 FormatBytes(nb.read_bytes).c_str(), FormatBytes(nb.write_bytes).c_str(), FormatSeconds(nb.bound_s).c_str(),
@@ -284,6 +309,11 @@ int main(int argc, char** argv) {
                  "auto (shm when every rank is on this node, else mpi)")
       ->check(CLI::IsMember({"auto", "mpi", "shm"}))->capture_default_str();
   app.add_option("--trace-steps", a.trace_steps, "steps recorded in trace.json (the first ones; bounds its size)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--speed-checks", a.speed_checks,
+                 "CPU backend: times to check the compute's speed against the plan's profile between steps (the plan's "
+                 "linear GEMMs on rank 0, the other ranks waiting; at least 20 ms each, not counted in the step times; "
+                 "reported as compute_speed in summary.yaml; 0: none)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", a.quiet, "no progress line");
   app.add_flag("--allow-backend-mismatch", a.allow_backend_mismatch, "run a plan made for another backend on the CPU backend");

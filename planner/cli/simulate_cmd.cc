@@ -7,6 +7,7 @@
 
 #include "core/units.h"
 #include "planner/catalog.h"
+#include "planner/model/compute_speed.h"
 #include "planner/cli/commands.h"
 #include "planner/report/sim_trace.h"
 #include "planner/search/refine.h"
@@ -20,6 +21,7 @@ struct SimulateArgs {
   // Not trace.json: that is the name zrun gives its measured trace, which a simulation run
   // in a zrun output directory would otherwise overwrite.
   std::string trace = "sim-trace.json";
+  double compute_speed = 1.0;
 };
 
 int RunSimulate(const SimulateArgs& a) {
@@ -30,6 +32,10 @@ int RunSimulate(const SimulateArgs& a) {
   if (!hw_path.ok()) return Fail(hw_path.status().WithContext(a.plan + ": hardware (use --hw)"));
   Result<HwProfile> hw = LoadHwProfile(*hw_path);
   if (!hw.ok()) return Fail(hw.status());
+  if (a.compute_speed != 1.0) {
+    *hw = AtComputeSpeed(*hw, a.compute_speed);
+    std::printf("zplan simulate: compute at %.3fx the profile's speed\n", a.compute_speed);
+  }
   SimOptions o;
   o.keep_tasks = true;
   SimResult r = SimulateStep(plan->model, *hw, plan->knobs, o);
@@ -64,6 +70,12 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("plan", args->plan, "plan.yaml written by zplan plan")->required();
   cmd->add_option("--hw", args->hw, "hardware profile (default: the one the plan names)");
   cmd->add_option("--trace", args->trace, "Chrome trace output")->capture_default_str();
+  cmd->add_option("--compute-speed", args->compute_speed,
+                  "simulate with the compute this many times as fast as profiled (zrun's summary.yaml compute_speed."
+                  "vs_profile: the speed its checks measured during the run); scales the cores' work, not the drive's "
+                  "or the collectives' figures")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
   cmd->callback([args, set_rc] { set_rc(RunSimulate(*args)); });
 }
 

@@ -31,8 +31,9 @@ print("losses, 1 rank:", a)
 print("losses, 2 ranks:", b)
 PY
 test -s "$WORK/r2/trace.json" && test -s "$WORK/r2/trace-rank1.json" && test -s "$WORK/r2/report.html"
-# Ranks bound to cores (--bind core) compute the same losses, bit for bit.
-mpirun -np 2 --oversubscribe "$ZRUN" --plan "$WORK/p2/plan.yaml" --data "$WORK/corpus.txt" --steps 4 --out "$WORK/r2b" --quiet --threads 1 --bind core > /dev/null
+# Ranks bound to cores (--bind core), and without the compute-speed checks between steps,
+# compute the same losses, bit for bit.
+mpirun -np 2 --oversubscribe "$ZRUN" --plan "$WORK/p2/plan.yaml" --data "$WORK/corpus.txt" --steps 4 --out "$WORK/r2b" --quiet --threads 1 --bind core --speed-checks 0 > /dev/null
 cmp <(cut -d, -f1,2 "$WORK/r2/metrics.csv") <(cut -d, -f1,2 "$WORK/r2b/metrics.csv") || { echo "--bind core changed the losses"; exit 1; }
 # CPU per step: the kernels' thread and (params on NVMe) the NVMe lane used CPU; the node's
 # busy fraction is a fraction.
@@ -44,7 +45,12 @@ val = {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.e+]+)$", sec, re.M)
 assert val["compute"] > 0 and val["nvme_read"] > 0 and val["network"] > 0, val
 assert 0 < val["node_busy_fraction"] <= 1, val
 print("cpu per step, rank 0:", val)
+# A check of the compute's speed after every step (4 steps, up to 32 checks), a positive ratio.
+sp = {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.e+]+)$", text.split("compute_speed:", 1)[1], re.M)}
+assert sp["checks"] == 4 and 0 < sp["min"] <= sp["vs_profile"] <= sp["max"], sp
+print("compute speed vs the profile:", sp)
 PY
+! grep -q "compute_speed:" "$WORK/r2b/summary.yaml" || { echo "--speed-checks 0 still checked"; exit 1; }
 # Bad input: exit code 2 and the file named.
 set +e
 out=$("$ZRUN" --plan "$WORK/p1/plan.yaml" --data "$WORK/missing.txt" --steps 1 --out "$WORK/bad" 2>&1); rc=$?

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/compute_speed.h"
 #include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
@@ -149,6 +150,42 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
     hw.nvme_cpu_per_byte_s = 1e-10;
     EXPECT_NEAR(NvmeCpuTime(hw, k, 2, 1e6), 2 * per_req + 1e6 * 1e-10, 1e-12);
   }
+}
+
+// A profile at another compute speed (zplan simulate --compute-speed): the cores' rates scale,
+// the drive's and the collectives' do not; a step of compute alone scales by 1 / speed.
+TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = OneDeviceOn2Cores("cpu");
+  hw.op_overhead_s = 5e-6;
+  hw.nvme_cpu_per_request_s = 40e-6;
+  hw.gemm_curve = {{1e6, 1e10}, {1e9, 5e10}};
+  const HwProfile same = AtComputeSpeed(hw, 1.0);
+  EXPECT_EQ(same.achievable_flops, hw.achievable_flops);
+  EXPECT_EQ(same.description, hw.description);
+  const HwProfile half = AtComputeSpeed(hw, 0.5);
+  EXPECT_DOUBLE_EQ(half.achievable_flops, 0.5 * hw.achievable_flops);
+  EXPECT_DOUBLE_EQ(half.gemm_curve[1].y, 0.5 * hw.gemm_curve[1].y);
+  EXPECT_DOUBLE_EQ(half.gemm_curve[1].x, hw.gemm_curve[1].x);
+  EXPECT_DOUBLE_EQ(half.memory_bw, 0.5 * hw.memory_bw);
+  EXPECT_DOUBLE_EQ(half.h2d_bw, 0.5 * hw.h2d_bw);
+  EXPECT_DOUBLE_EQ(half.op_overhead_s, 2 * hw.op_overhead_s);
+  EXPECT_DOUBLE_EQ(half.nvme_cpu_per_request_s, 2 * hw.nvme_cpu_per_request_s);
+  EXPECT_EQ(half.nvme_read_bw, hw.nvme_read_bw);
+  EXPECT_EQ(half.nvme_write_bw, hw.nvme_write_bw);
+  EXPECT_EQ(half.intra_node_bw, hw.intra_node_bw);
+  EXPECT_NE(half.description, hw.description);
+  // Everything on the device: the step is the cores' work, twice as long at half the speed.
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.gpus_per_node = 1;
+  k.ckpt_interval = 0;
+  const double base = SimulateStep(m, hw, k).step_s, slow = SimulateStep(m, half, k).step_s;
+  EXPECT_NEAR(slow / base, 2.0, 1e-6);
+  // Parameters on NVMe: the drive's share of the step does not slow down.
+  const PlanKnobs kn = AllNvmeFp32(m, hw);
+  const SimResult n0 = SimulateStep(m, hw, kn), n1 = SimulateStep(m, half, kn);
+  EXPECT_DOUBLE_EQ(Busy(n1, Res::kNvmeRead), Busy(n0, Res::kNvmeRead));
+  EXPECT_GT(n1.step_s, n0.step_s);
 }
 
 // CPU backend: every NVMe read request (a group's shard fetched, an optimizer state read)

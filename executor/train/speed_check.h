@@ -1,0 +1,56 @@
+// SpeedCheck: how fast this machine's compute runs now, against the profile the plan was made
+// from. Between steps, zrun times the plan's linear GEMMs (forward Y = X W^T, backward dW and
+// dX: the executor's layouts, kernel and threads) and costs the same GEMMs at the profile's
+// rates; expected time / measured time is the compute speed relative to the profile (1: as
+// profiled; 0.9: ten percent slower). A virtual machine whose host is shared drifts by tens of
+// percent within minutes; the check separates that drift from the model's own error
+// (docs/performance-model.md). CPU backend only: the profile's CPU rates are what it checks.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/hw_profile.h"
+#include "core/plan.h"
+#include "core/status.h"
+#include "executor/backend/backend.h"
+
+namespace zinf {
+
+// Checks so far: the time-weighted ratio and the range of single checks.
+struct SpeedTotals {
+  int checks = 0;
+  double expected_s = 0, measured_s = 0;
+  double min = 0, max = 0;  // of single checks' ratios
+  void Add(double expected, double measured);
+  double Ratio() const { return measured_s > 0 ? expected_s / measured_s : 0.0; }
+};
+
+class SpeedCheck {
+ public:
+  // Null (and no error) where there is nothing to check: another backend than the CPU's, or
+  // a profile without GEMM rates.
+  static Result<std::unique_ptr<SpeedCheck>> Create(Backend* be, const Plan& plan, const HwProfile& hw);
+  // One check: the plan's linears (forward and backward), in turn from where the last check
+  // stopped, until `min_s` has passed (at least one). Adds it to totals().
+  void Run(double min_s = 0.02);
+  const SpeedTotals& totals() const { return totals_; }
+
+  struct Linear {
+    int m = 0, k = 0, n = 0;  // tokens x in -> out
+    double expected_s = 0;    // forward + backward at the profile's rates
+  };
+  // The plan's linear layers as the time model costs them (tiled along their outputs).
+  static std::vector<Linear> PlanLinears(const Plan& plan, const HwProfile& hw);
+
+ private:
+  SpeedCheck() = default;
+  double Pass();  // the next linear, forward and backward; returns its expected seconds
+  Backend* be_ = nullptr;
+  std::vector<Linear> linears_;
+  size_t next_ = 0;
+  std::vector<float> x_, w_, y_, dy_, gw_, gx_;
+  SpeedTotals totals_;
+};
+
+}  // namespace zinf

@@ -1,0 +1,110 @@
+// The compute-speed check: the plan's linears, costed at the profile's rates, timed on the
+// CPU backend's GEMM.
+#include "executor/train/speed_check.h"
+
+#include <gtest/gtest.h>
+
+#include "executor/backend/cpu/cpu_backend.h"
+
+namespace zinf {
+namespace {
+
+Plan SmallPlan() {
+  Plan p;
+  p.model.name = "t";
+  p.model.family = "gpt";
+  p.model.n_layer = 2;
+  p.model.hidden = 64;
+  p.model.n_head = 4;
+  p.model.n_kv_head = 2;
+  p.model.ffn_hidden = 256;
+  p.model.vocab = 256;
+  p.model.seq_len = 32;
+  p.knobs.seq_len = 32;
+  p.knobs.micro_batch = 2;
+  p.backend = "cpu";
+  return p;
+}
+
+HwProfile CpuProfile(double flops) {
+  HwProfile hw;
+  hw.backend = "cpu";
+  hw.achievable_flops = flops;
+  hw.gemm_curve = {{1e3, flops}, {1e12, flops}};
+  return hw;
+}
+
+TEST(SpeedCheck, CostsThePlansLinearsAtTheProfilesRates) {
+  Plan p = SmallPlan();
+  const HwProfile hw = CpuProfile(1e9);
+  std::vector<SpeedCheck::Linear> l = SpeedCheck::PlanLinears(p, hw);
+  ASSERT_EQ(l.size(), 4u);
+  // qkv: hidden -> hidden + 2 kv heads of 16; proj; fc; the MLP's projection back.
+  EXPECT_EQ(l[0].m, 64);
+  EXPECT_EQ(l[0].k, 64);
+  EXPECT_EQ(l[0].n, 64 + 2 * 32);
+  EXPECT_EQ(l[1].n, 64);
+  EXPECT_EQ(l[2].n, 256);
+  EXPECT_EQ(l[3].k, 256);
+  EXPECT_EQ(l[3].n, 64);
+  // Forward at the curve's rate, backward (two GEMMs) at it too (no backward curve).
+  const double flop = 2.0 * 64 * 256 * 64;
+  EXPECT_NEAR(l[3].expected_s, 3 * flop / 1e9, 1e-15);
+  // Tiled: each tile's GEMM has 1/t of the outputs.
+  p.knobs.tile_factor = 2;
+  EXPECT_EQ(SpeedCheck::PlanLinears(p, hw)[2].n, 128);
+  p.model.mlp = "swiglu";
+  EXPECT_EQ(SpeedCheck::PlanLinears(p, hw)[2].n, 256);  // gate and up: 2 x 256, halved
+}
+
+TEST(SpeedCheck, RatioIsExpectedOverMeasured) {
+  auto be = MakeCpuBackend(size_t{1} << 20, 1);
+  ASSERT_TRUE(be.ok()) << be.status().ToString();
+  // A profile 1000x faster than any CPU: the check must find the machine far slower than it.
+  auto fast = SpeedCheck::Create(be->get(), SmallPlan(), CpuProfile(1e15));
+  ASSERT_TRUE(fast.ok());
+  ASSERT_NE(*fast, nullptr);
+  (*fast)->Run(0.002);
+  (*fast)->Run(0.002);
+  const SpeedTotals& t = (*fast)->totals();
+  EXPECT_EQ(t.checks, 2);
+  EXPECT_GT(t.measured_s, 0.004);
+  EXPECT_LT(t.Ratio(), 0.01);
+  EXPECT_GT(t.Ratio(), 0);
+  EXPECT_LE(t.min, t.Ratio());
+  EXPECT_GE(t.max, t.Ratio());
+  // And 1000x slower than any CPU: far faster than it.
+  auto slow = SpeedCheck::Create(be->get(), SmallPlan(), CpuProfile(1e3));
+  ASSERT_TRUE(slow.ok());
+  (*slow)->Run(0.0);
+  EXPECT_GT((*slow)->totals().Ratio(), 100);
+}
+
+TEST(SpeedCheck, NothingToCheckWithoutCpuRates) {
+  auto be = MakeCpuBackend(size_t{1} << 20, 1);
+  ASSERT_TRUE(be.ok());
+  HwProfile gpu = CpuProfile(1e12);
+  gpu.backend = "cuda";
+  auto c = SpeedCheck::Create(be->get(), SmallPlan(), gpu);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, nullptr);
+  HwProfile none;
+  none.backend = "cpu";
+  auto d = SpeedCheck::Create(be->get(), SmallPlan(), none);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, nullptr);
+}
+
+TEST(SpeedTotals, TimeWeighted) {
+  SpeedTotals t;
+  t.Add(1.0, 2.0);  // 0.5
+  t.Add(3.0, 2.0);  // 1.5
+  t.Add(1.0, 0.0);  // not a measurement
+  EXPECT_EQ(t.checks, 2);
+  EXPECT_DOUBLE_EQ(t.Ratio(), 1.0);
+  EXPECT_DOUBLE_EQ(t.min, 0.5);
+  EXPECT_DOUBLE_EQ(t.max, 1.5);
+}
+
+}  // namespace
+}  // namespace zinf
