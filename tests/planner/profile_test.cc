@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/remove_at_exit.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +55,7 @@ TEST(ProbeTiming, RoundSpreadIsTheMedianShapesSlowestOverFastestRound) {
 
 TEST(ProfileProgress, ALogGetsWholeLinesEachProbesFirstAndLast) {
   if (::isatty(STDERR_FILENO) == 1) GTEST_SKIP() << "stderr is a terminal: the status-line mode (run under meson test)";
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     ProfileContext ctx(ProfileOptions{});
     ctx.Progress("gemm", "1/3");
@@ -63,7 +65,7 @@ TEST(ProfileProgress, ALogGetsWholeLinesEachProbesFirstAndLast) {
     ctx.Progress("adam", "result");
     ctx.EndProgress();  // the held result
   }
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
             "zplan profile: [gemm] 1/3\n"
             "zplan profile: [gemm] done\n"
             "zplan profile: [adam] start\n"
@@ -90,6 +92,7 @@ TEST(NvmeSetting, OneSettingServesBothDirections) {
 TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   fs::path dir = fs::path(::testing::TempDir()) / "zinf-profile-test";
   fs::create_directories(dir);
+  testing::RemoveAtExit(dir.string());
   ProfileOptions o;
   o.quick = true;
   o.nvme_dir = dir.string();
@@ -175,6 +178,7 @@ TEST(Profile, BadNvmeDirIsAClearError) {
   EXPECT_NE(hw.status().message().find("/nonexistent/zinf-nvme"), std::string::npos) << hw.status().message();
   const std::string file = ::testing::TempDir() + "zinf-not-a-dir";
   std::ofstream(file) << "x";
+  testing::RemoveAtExit(file);
   o.nvme_dir = file;
   hw = ProfileThisMachine(o);
   ASSERT_FALSE(hw.ok());

@@ -1,6 +1,8 @@
 #include "reports/chrome_trace.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/remove_at_exit.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -21,6 +23,7 @@ std::string TempPath(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
              ("zinf_reports_trace_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  zinf::testing::RemoveAtExit(dir.string());
   return (dir / name).string();
 }
 

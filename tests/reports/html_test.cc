@@ -1,6 +1,8 @@
 #include "reports/html.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/remove_at_exit.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,6 +23,7 @@ std::string TempDir() {
   auto dir = std::filesystem::temp_directory_path() /
              ("zinf_reports_html_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  zinf::testing::RemoveAtExit(dir.string());
   return dir.string();
 }
 

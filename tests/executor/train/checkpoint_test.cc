@@ -5,6 +5,8 @@
 // export is independent of tiling and rank count.
 #include <gtest/gtest.h>
 
+#include "tests/remove_at_exit.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -27,6 +29,7 @@ std::string FreshDir(const std::string& name) {
   const std::string d = ::testing::TempDir() + "zinf_ckpt_" + std::to_string(::getpid()) + "_" + name;
   fs::remove_all(d);
   fs::create_directories(d);
+  testing::RemoveAtExit(d);
   return d;
 }
 

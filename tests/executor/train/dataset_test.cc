@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/remove_at_exit.h"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,6 +15,7 @@ namespace {
 std::string WriteTemp(const std::string& name, const std::string& data) {
   std::string path = ::testing::TempDir() + name;
   std::ofstream(path, std::ios::binary) << data;
+  testing::RemoveAtExit(path);
   return path;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/plan.h"
+#include "tests/remove_at_exit.h"
 
 namespace zinf {
 
@@ -17,6 +18,7 @@ inline std::string Corpus() {
   static const std::string path = [] {
     // Per process: test binaries run in parallel and must not rewrite each other's corpus.
     std::string p = ::testing::TempDir() + "zinf_corpus_" + std::to_string(::getpid()) + ".txt";
+    testing::RemoveAtExit(p);
     std::ofstream f(p);
     const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. ", "and ", "then ", "sleeps.\n"};
     uint64_t x = 42;
@@ -56,6 +58,7 @@ inline Plan TinyPlan(const char* params, const char* grads, const char* opt, int
   static const std::string nvme_dir = [] {
     std::string d = ::testing::TempDir() + "zinf-nvme-" + std::to_string(::getpid());
     ::mkdir(d.c_str(), 0755);
+    testing::RemoveAtExit(d);
     return d;
   }();
   k.nvme_dir = nvme_dir;
