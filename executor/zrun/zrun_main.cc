@@ -165,18 +165,21 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   CpuSnapshot cpu_first;
   // Compute-speed checks (rank 0 alone, as the profile measured) after the first step and then
   // every `every` steps; every rank takes the same steps, so the barriers pair up.
+  // Rank 0 checks (it reads the profile); every rank learns whether, to meet its barriers.
   std::unique_ptr<SpeedCheck> speed;
-  if (a.speed_checks > 0) {
+  if (a.speed_checks > 0 && rank == 0) {
     if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {
       ZINF_ASSIGN_OR_RETURN(speed, SpeedCheck::Create(&t.backend(), plan, *hw));
     }
   }
+  float checking = speed ? 1.0f : 0.0f;
+  if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Broadcast(&checking, 1, 0));
   const int64_t every = std::max<int64_t>(1, (a.steps - t.start_step()) / std::max(1, a.speed_checks));
   CpuSnapshot cpu_checks;  // what the checks cost, left out of the CPU per step
   auto check_speed = [&]() -> Status {
     const CpuSnapshot before = cpu_now();
     if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
-    if (rank == 0) speed->Run();
+    if (speed) speed->Run();
     if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
     AddCpuBetween(&cpu_checks, before, cpu_now());
     return Status::Ok();
@@ -190,7 +193,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     if (s - t.start_step() + 1 == a.trace_steps) t.engine().SetTrace(nullptr, rank);  // the trace stays bounded
     sum.steps.push_back(r);
     done = s + 1;
-    if (speed && (s - t.start_step()) % every == 0) ZINF_RETURN_IF_ERROR(check_speed());
+    if (checking > 0 && (s - t.start_step()) % every == 0) ZINF_RETURN_IF_ERROR(check_speed());
     if (rank == 0) {
       std::string csv = MetricsCsv(sum);
       ZINF_RETURN_IF_ERROR(WriteFileAtomic(metrics_path, csv.insert(csv.find('\n') + 1, prior_rows)));
