@@ -23,11 +23,14 @@ std::vector<SpeedCheck::Linear> SpeedCheck::PlanLinears(const Plan& plan, const 
   const int64_t fc = m.mlp == "swiglu" ? 2 * f : f;
   std::vector<Linear> out;
   for (auto [in, outs] : {std::pair<int64_t, int64_t>{h, h + 2 * kv}, {h, h}, {h, fc}, {f, h}}) {
+    // Big models' shapes are cut to kMaxCheckElems a matrix (columns, then rows): the check
+    // stays small beside the plan's own memory and quick beside a step, and the profile's
+    // curves cost any shape.
     Linear l;
-    l.m = static_cast<int>(tokens);
     l.k = static_cast<int>(in);
-    l.n = static_cast<int>(std::max<int64_t>(1, outs / tiles));
-    const double flop = 2.0 * l.m * l.k * l.n, t = static_cast<double>(tokens);
+    l.n = static_cast<int>(std::min<int64_t>(std::max<int64_t>(1, outs / tiles), std::max<int64_t>(64, kMaxCheckElems / in)));
+    l.m = static_cast<int>(std::min<int64_t>(tokens, std::max<int64_t>(64, kMaxCheckElems / std::max<int64_t>(in, l.n))));
+    const double flop = 2.0 * l.m * l.k * l.n, t = static_cast<double>(l.m);
     const double fwd = hw.GemmRate(flop, t), bwd = hw.GemmBwdRate(flop, t);
     if (fwd <= 0 || bwd <= 0) return {};
     l.expected_s = flop / fwd + 2.0 * flop / bwd;

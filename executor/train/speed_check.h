@@ -36,11 +36,14 @@ class SpeedCheck {
   void Run(double min_s = 0.02);
   const SpeedTotals& totals() const { return totals_; }
 
+  // The largest matrix a check uses, in floats (16 MiB).
+  static constexpr int64_t kMaxCheckElems = int64_t{1} << 22;
   struct Linear {
     int m = 0, k = 0, n = 0;  // tokens x in -> out
     double expected_s = 0;    // forward + backward at the profile's rates
   };
-  // The plan's linear layers as the time model costs them (tiled along their outputs).
+  // The plan's linear layers as the time model costs them (tiled along their outputs; cut to
+  // kMaxCheckElems a matrix).
   static std::vector<Linear> PlanLinears(const Plan& plan, const HwProfile& hw);
 
  private:

@@ -11,7 +11,7 @@ namespace {
 
 Plan SmallPlan() {
   Plan p;
-  p.model.name = "t";
+  p.model.name = "speed-check";
   p.model.family = "gpt";
   p.model.n_layer = 2;
   p.model.hidden = 64;
@@ -55,6 +55,20 @@ TEST(SpeedCheck, CostsThePlansLinearsAtTheProfilesRates) {
   EXPECT_EQ(SpeedCheck::PlanLinears(p, hw)[2].n, 128);
   p.model.mlp = "swiglu";
   EXPECT_EQ(SpeedCheck::PlanLinears(p, hw)[2].n, 256);  // gate and up: 2 x 256, halved
+  // A big model's shapes are cut to kMaxCheckElems a matrix, costed at their own size.
+  Plan big = SmallPlan();
+  big.model.hidden = 8192;
+  big.model.ffn_hidden = 32768;
+  big.model.n_kv_head = 4;
+  big.knobs.micro_batch = 16;
+  big.knobs.seq_len = 2048;
+  for (const SpeedCheck::Linear& b : SpeedCheck::PlanLinears(big, hw)) {
+    EXPECT_LE(int64_t{b.m} * b.k, SpeedCheck::kMaxCheckElems);
+    EXPECT_LE(int64_t{b.n} * b.k, SpeedCheck::kMaxCheckElems);
+    EXPECT_LE(int64_t{b.m} * b.n, SpeedCheck::kMaxCheckElems);
+    EXPECT_GE(b.m, 64);
+    EXPECT_NEAR(b.expected_s, 3 * 2.0 * b.m * b.k * b.n / 1e9, 1e-12);
+  }
 }
 
 TEST(SpeedCheck, RatioIsExpectedOverMeasured) {
