@@ -34,7 +34,12 @@ void Zero3Engine::StartParamReads() {
     todo.swap(ahead_);
   }
   for (const auto& r : todo) {
-    Result<IoTicket> t = nvme_->ReadAsync(*params_->NvmeExtent(r->group), r->dst);
+    const std::string* extent = params_->NvmeExtent(r->group);
+    if (extent == nullptr) {
+      r->status = Internal(fmt::format("parameters of {} on NVMe without an extent", groups_[static_cast<size_t>(r->group)].name));
+      continue;
+    }
+    Result<IoTicket> t = nvme_->ReadAsync(*extent, r->dst);
     if (t.ok()) r->ticket = *t;
     else r->status = t.status();
   }
@@ -143,14 +148,12 @@ void Zero3Engine::IssueStage(int stage, int op) {
     auto r = std::make_shared<ParamRead>();
     r->group = g;
     r->dst = dst;
-    const bool extent = params_->NvmeExtent(g) != nullptr;
-    if (extent) {
+    {
       std::lock_guard<std::mutex> l(ahead_mu_);
       ahead_.push_back(r);
     }
-    f.last = nvme_lane_->Submit([this, r, extent, bytes]() -> Status {
+    f.last = nvme_lane_->Submit([this, r, bytes]() -> Status {
       Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
-      if (!extent) return params_->Read(r->group, r->dst);
       std::lock_guard<std::mutex> l(nvme_mu_);
       StartParamReads();  // this read and those queued after it
       if (!r->status.ok()) return r->status;

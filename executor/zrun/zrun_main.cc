@@ -163,14 +163,13 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     return CpuSnapshot{ProcessCpuSeconds(), CurrentThreadCpuSeconds(), io.nvme_cpu_s, io.h2d_cpu_s, io.comm_cpu_s, ReadNodeCpuTimes()};
   };
   CpuSnapshot cpu_first;
-  // Compute-speed checks (rank 0 alone, as the profile measured) after the first step and then
-  // every `every` steps; every rank takes the same steps, so the barriers pair up.
-  // Rank 0 checks (it reads the profile); every rank learns whether, to meet its barriers.
+  // The plan's profile where it is readable: the speed checks' rates, the NVMe bound's bandwidths.
+  const Result<HwProfile> hw = LoadHwProfile(plan.hw_path);
+  // Compute-speed checks after the first step and then every `every` steps, on rank 0 alone (as
+  // the profile measured). Rank 0 decides and tells the others, so every rank meets the barriers.
   std::unique_ptr<SpeedCheck> speed;
-  if (a.speed_checks > 0 && rank == 0) {
-    if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {
-      ZINF_ASSIGN_OR_RETURN(speed, SpeedCheck::Create(&t.backend(), plan, *hw));
-    }
+  if (a.speed_checks > 0 && rank == 0 && hw.ok()) {
+    ZINF_ASSIGN_OR_RETURN(speed, SpeedCheck::Create(&t.backend(), plan, *hw));
   }
   float checking = speed ? 1.0f : 0.0f;
   if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Broadcast(&checking, 1, 0));
@@ -235,7 +234,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.nvme_bytes = t.engine().nvme_bytes();
   sum.io = t.engine().stats();
   if (speed) sum.speed = speed->totals();
-  if (auto hw = LoadHwProfile(plan.hw_path); hw.ok()) {  // each rank's share of the node's drive
+  if (hw.ok()) {  // each rank's share of the node's drive
     const double g = static_cast<double>(plan.knobs.gpus_per_node);
     sum.nvme_read_bw = hw->nvme_read_bw_node > 0 ? hw->nvme_read_bw_node / g : hw->nvme_read_bw;
     sum.nvme_write_bw = hw->nvme_write_bw_node > 0 ? hw->nvme_write_bw_node / g : hw->nvme_write_bw;

@@ -13,8 +13,21 @@ void Scale(std::vector<CurvePoint>& curve, double f) {
 
 HwProfile AtComputeSpeed(HwProfile hw, double speed) {
   if (speed <= 0 || speed == 1.0) return hw;
-  hw.peak_flops *= speed;
-  hw.achievable_flops *= speed;
+  // Rates (per second) scale with the speed, fixed costs (seconds) against it; on the CPU
+  // backend the cores also copy, run Adam and serve the NVMe requests.
+  using Field = double HwProfile::*;
+  const bool cpu = hw.backend == "cpu";
+  for (Field f : {&HwProfile::peak_flops, &HwProfile::achievable_flops, &HwProfile::gelu_elems_per_s,
+                  &HwProfile::gelu_bwd_elems_per_s, &HwProfile::cross_entropy_elems_per_s,
+                  &HwProfile::cross_entropy_bwd_elems_per_s, &HwProfile::memory_bw})
+    hw.*f *= speed;
+  for (Field f : {&HwProfile::op_overhead_s, &HwProfile::kernel_launch_s}) hw.*f /= speed;
+  if (cpu) {
+    for (Field f : {&HwProfile::host_mem_bw, &HwProfile::h2d_bw, &HwProfile::d2h_bw, &HwProfile::h2d_bw_alone,
+                    &HwProfile::d2h_bw_alone, &HwProfile::cpu_adam_params_per_s})
+      hw.*f *= speed;
+    for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::nvme_cpu_per_byte_s}) hw.*f /= speed;
+  }
   Scale(hw.gemm_curve, speed);
   Scale(hw.gemm_bwd_curve, speed);
   Scale(hw.gemm_curve_bf16, speed);
@@ -24,23 +37,6 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
   }
   Scale(hw.attention_curve, speed);
   Scale(hw.attention_fwd_curve, speed);
-  hw.gelu_elems_per_s *= speed;
-  hw.gelu_bwd_elems_per_s *= speed;
-  hw.cross_entropy_elems_per_s *= speed;
-  hw.cross_entropy_bwd_elems_per_s *= speed;
-  hw.op_overhead_s /= speed;
-  hw.kernel_launch_s /= speed;
-  hw.memory_bw *= speed;
-  if (hw.backend == "cpu") {
-    hw.host_mem_bw *= speed;
-    hw.h2d_bw *= speed;
-    hw.d2h_bw *= speed;
-    hw.h2d_bw_alone *= speed;
-    hw.d2h_bw_alone *= speed;
-    hw.cpu_adam_params_per_s *= speed;
-    hw.nvme_cpu_per_request_s /= speed;
-    hw.nvme_cpu_per_byte_s /= speed;
-  }
   hw.description += fmt::format(" (compute at {:.3f}x its measured speed)", speed);
   return hw;
 }
