@@ -152,6 +152,12 @@ void Zero3Engine::IssueStage(int stage, int op) {
       std::lock_guard<std::mutex> l(ahead_mu_);
       ahead_.push_back(r);
     }
+    {
+      // Start it now when no one is using the store (a submit costs the compute thread a
+      // system call); else the NVMe lane starts it with its next job.
+      std::unique_lock<std::mutex> l(nvme_mu_, std::try_to_lock);
+      if (l.owns_lock()) StartParamReads();
+    }
     f.last = nvme_lane_->Submit([this, r, bytes]() -> Status {
       Count(&Zero3Stats::nvme_read_bytes, static_cast<double>(bytes));
       std::lock_guard<std::mutex> l(nvme_mu_);

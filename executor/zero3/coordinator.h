@@ -121,10 +121,11 @@ class Zero3Engine final : public ParamProvider {
     bool write;
   };
   Status NvmeBatch(const std::vector<NvmeXfer>& xfers);
-  // NVMe parameter reads: the compute thread queues them as it issues fetches; the NVMe
-  // lane starts every queued one (asynchronously) whenever it runs a job, then waits for
-  // its own. The device so works ahead of the lane thread, which on a machine whose
-  // cores all run compute gets the CPU only when compute yields it.
+  // NVMe parameter reads: the compute thread queues them as it issues fetches and starts
+  // them itself (asynchronously) when the store is free; the NVMe lane starts every queued
+  // one whenever it runs a job, then waits for its own. The device so works ahead of the
+  // lane thread, which on a machine whose cores all run compute gets the CPU only when
+  // compute yields it.
   struct ParamRead;
   void StartParamReads();  // with nvme_mu_ held
   Zero3Engine(const std::vector<ParamGroup>& groups, const std::vector<GroupOp>& schedule, Backend* backend, Comm* comm,
