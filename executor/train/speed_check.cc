@@ -68,8 +68,10 @@ double SpeedCheck::Pass() {
   const Linear& l = linears_[next_];
   next_ = (next_ + 1) % linears_.size();
   const int M = l.m, K = l.k, N = l.n;
-  be_->Gemm(false, true, M, N, K, 1.f, x_.data(), K, w_.data(), K, 0.f, y_.data(), N);
-  be_->Gemm(true, false, N, K, M, 1.f, dy_.data(), N, x_.data(), K, 0.f, gw_.data(), K);
+  // As the executor calls them (and the GEMM probe times them): the forward adds to its
+  // bias-initialised output and dW to the gradient buffer (beta 1); dX overwrites.
+  be_->Gemm(false, true, M, N, K, 1.f, x_.data(), K, w_.data(), K, 1.f, y_.data(), N);
+  be_->Gemm(true, false, N, K, M, 1.f, dy_.data(), N, x_.data(), K, 1.f, gw_.data(), K);
   be_->Gemm(false, false, M, K, N, 1.f, dy_.data(), N, w_.data(), K, 0.f, gx_.data(), K);
   return l.expected_s;
 }

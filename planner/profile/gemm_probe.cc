@@ -233,11 +233,16 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
       ZINF_RETURN_IF_ERROR(backend->CopyH2D(dx_in.data(), x, nx * 4));
       ZINF_RETURN_IF_ERROR(backend->CopyH2D(dw_in.data(), w, nw * 4));
       ZINF_RETURN_IF_ERROR(backend->CopyH2D(ddy.data(), dy, ny * 4));
+      ZINF_RETURN_IF_ERROR(backend->Memset(dout.data(), 0, ny * 4));  // accumulated into (below)
+      ZINF_RETURN_IF_ERROR(backend->Memset(dgw.data(), 0, nw * 4));
       const float *X = dx_in.as<float>(), *W = dw_in.as<float>(), *DY = ddy.as<float>();
       float *Y = dout.as<float>(), *GW = dgw.as<float>(), *GX = dgx.as<float>();
-      auto fwd = [&] { backend->Gemm(false, true, M, N, K, 1.f, X, K, W, K, 0.f, Y, N); };
+      // As the executor calls them (executor/model/gpt_block.cc): the forward adds to the
+      // output its bias pass initialised, dW adds to the gradient buffer (beta 1: no zeroing
+      // pass inside the GEMM, which for small K costs 5-10% of the forward); dX overwrites.
+      auto fwd = [&] { backend->Gemm(false, true, M, N, K, 1.f, X, K, W, K, 1.f, Y, N); };
       auto bwd = [&] {
-        backend->Gemm(true, false, N, K, M, 1.f, DY, N, X, K, 0.f, GW, K);
+        backend->Gemm(true, false, N, K, M, 1.f, DY, N, X, K, 1.f, GW, K);
         backend->Gemm(false, false, M, K, N, 1.f, DY, N, W, K, 0.f, GX, K);
       };
       // Warm up (twice in the first round: thread pools start on the first call).
@@ -248,6 +253,11 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
       fwd_t[si].push_back(RoundMedian(budget, fwd));
       bwd_t[si].push_back(RoundMedian(budget, bwd));
       if (round == 0) {
+        // The timed calls accumulated into Y and GW: one more of each from zero to check.
+        ZINF_RETURN_IF_ERROR(backend->Memset(Y, 0, ny * 4));
+        ZINF_RETURN_IF_ERROR(backend->Memset(GW, 0, nw * 4));
+        fwd();
+        bwd();
         std::vector<float> out(ny), gw(nw), gx(nx);
         ZINF_RETURN_IF_ERROR(backend->CopyD2H(out.data(), Y, ny * 4));
         ZINF_RETURN_IF_ERROR(backend->CopyD2H(gw.data(), GW, nw * 4));
@@ -302,12 +312,12 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   hw.peak_flops = achievable;
   hw.dtype = "fp32";
   hw.device_name = "cpu (CPU backend)";
-  const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y = X W^T, {} threads",
+  const std::string method = fmt::format("measured: {}, Backend::Gemm (Eigen, fp32), {} shapes tokens x hidden x {{h, 4h}} and 4h x h, forward layout Y += X W^T (beta 1, as the executor adds to its bias-initialised output), {} threads",
                                          ctx.Today(), shapes.size(), backend->threads());
   hw.provenance["device.achievable_flops"] = method + fmt::format("; each round's median of timed runs, averaged over {} rounds in shuffled orders, best shape", kProbeRounds);
   hw.provenance["device.peak_flops"] = method + "; the fastest shape's rate (no datasheet peak for the CPU backend)";
   hw.provenance["device.gemm_bwd_curve"] = fmt::format(
-      "measured: {}, Backend::Gemm dW = dY^T X plus dX = dY W over the same shapes, {} threads; x = forward FLOPs, y = 2 x "
+      "measured: {}, Backend::Gemm dW += dY^T X plus dX = dY W over the same shapes, {} threads; x = forward FLOPs, y = 2 x "
       "forward FLOPs / backward time, each round's median of timed runs, averaged over {} rounds in shuffled orders",
       ctx.Today(), backend->threads(), kProbeRounds);
   return Status::Ok();
