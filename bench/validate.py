@@ -111,6 +111,9 @@ def main():
     ap.add_argument("--refresh", default="", metavar="PROBES",
                     help="re-measure these probes (e.g. gemm,memory,overhead) into the profile right before each "
                          "configuration and plan from that (zplan profile --only ... --update ...)")
+    ap.add_argument("--calibrate", type=float, default=0, metavar="SECONDS",
+                    help="plan every run just before it with zplan plan --calibrate SECONDS (the plan's GEMMs timed "
+                         "now, the profile's compute scaled to the speed found); also reports the profile-only error")
     ap.add_argument("--refresh-round", default="", metavar="PROBES",
                     help="re-measure these probes (e.g. gemm,overhead,memory,adam,coupling) into every profile at the "
                          "start of each round after the first and plan that round's runs from them (--profile only)")
@@ -172,6 +175,7 @@ def main():
                 row["skew_ms"] = statistics.median(skew_runs[row["config"]])
 
     cpu_runs = {}  # config -> each run's rank-0 CPU per step (zrun's cpu_s_per_step)
+    cal_runs = {}  # config -> each run's (calibrated speed, prediction at the profile's speed) with --calibrate
 
     def note_cpu(row, summary):
         """Rank 0's CPU time per step (its compute thread; its lanes together) and the node's
@@ -187,6 +191,8 @@ def main():
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
         if "skew_ms" in row:
             spread += f"   collective skew {row['skew_ms']:.2f} ms"
+        if "calibrated_speed" in row:
+            spread += f"   calibrated {row['calibrated_speed']:.2f}x; profile alone: error {row['error_uncal_pct']:+6.1f}%"
         if "compute_speed" in row:
             spread += f"   compute at {row['compute_speed']:.2f}x: error {row['error_at_speed_pct']:+6.1f}%"
         if "cpu_compute_ms" in row:
@@ -221,6 +227,15 @@ def main():
             row["predicted_at_speed_s"] = statistics.median(r[2][1] for r in sp)
             row["error_at_speed_pct"] = statistics.median(err(m, at[1]) for _, m, at in sp)
 
+    def note_calibration(row, results):
+        """--calibrate: the median calibrated speed, and each run against its plan at the profile's
+        own speed (the error without the calibration), the median."""
+        cal = cal_runs.get(row["config"])
+        if cal and len(cal) == len(results):
+            row["calibrated_speed"] = statistics.median(c[0] for c in cal)
+            row["predicted_uncal_s"] = statistics.median(c[1] for c in cal)
+            row["error_uncal_pct"] = statistics.median(err(r[1], c[1]) for r, c in zip(results, cal))
+
     def probes_for(strategy):
         """The --refresh probes worth re-measuring for a configuration: the NVMe probe only where
         the strategy puts something on NVMe."""
@@ -242,8 +257,10 @@ def main():
         cmd = [zplan, "plan", "--model", model, "--hw", hw, "--gpus-per-node", str(ranks), "--micro-batch", str(mb),
                "--strategy", strategy, "--ckpt-interval", str(ci), "--ckpt-tier", ct, "--tile", str(tile),
                "--nvme-dir", args.nvme_dir, "--out", pdir]
+        plan_cmds[name] = list(cmd)
+        if args.calibrate > 0:
+            cmd += ["--calibrate", str(args.calibrate)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        plan_cmds[name] = cmd
         run = [zrun, "--plan", os.path.join(pdir, "plan.yaml"), "--data", corpus, "--steps", str(args.steps or steps),
                "--out", rdir, "--quiet"]
         if ranks > 1:
@@ -251,6 +268,13 @@ def main():
         subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
         shutil.copy(os.path.join(pdir, "plan.yaml"), os.path.join(rdir, "plan.yaml"))
         pred = plan_prediction(open(os.path.join(pdir, "plan.yaml")).read())
+        if args.calibrate > 0:
+            # The same plan at the profile's own speed: what it predicts without the calibration.
+            out = subprocess.run([zplan, "simulate", os.path.join(pdir, "plan.yaml"), "--compute-speed", "1",
+                                  "--trace", os.path.join(work, "uncalibrated-trace.json")],
+                                 check=True, capture_output=True, text=True).stdout
+            cal_runs.setdefault(name, []).append(
+                (float(pred.get("compute_speed", 1.0)), seconds(re.search(r"^step (\S+ \S+) ", out, re.M).group(1))))
         return pred, open(os.path.join(rdir, "summary.yaml")).read(), run
 
     try:
@@ -281,6 +305,7 @@ def main():
             note_skew(row)
             note_cpu(row, summary)
             note_speed(row, runs[name][2])
+            note_calibration(row, runs[name][2])
             if args.repeat == 1:
                 report(row)
             else:
@@ -301,7 +326,7 @@ def main():
                     profiles[key] = fresh
             for row in rows:
                 cfg, run, results = runs[row["config"]]
-                if args.refresh_round or probes_for(cfg[2]):
+                if args.refresh_round or probes_for(cfg[2]) or args.calibrate > 0:
                     _, summary, _ = plan_and_run(cfg, rnd)
                 else:
                     subprocess.run(run, check=True, stdout=subprocess.DEVNULL, env=env)
@@ -322,6 +347,7 @@ def main():
                            predicted_s=statistics.median(p for p, _, _ in results))
                 # Each run against its own plan's prediction; the median of those errors.
                 row["error_pct"] = statistics.median(err(m, p) for p, m, _ in results)
+                note_calibration(row, results)
                 report(row)
         if args.profile and rows:
             for row in rows:
@@ -340,6 +366,13 @@ def main():
     errs = [abs(r["error_pct"]) for r in rows]
     mean, worst = sum(errs) / len(errs), max(errs)
     print(f"\n{len(rows)} configurations: mean |error| {mean:.1f}%, max {worst:.1f}% (targets: mean < 5%, max < 10%)")
+    cal_rows = [r for r in rows if "error_uncal_pct" in r]
+    if cal_rows:
+        e4 = [abs(r["error_uncal_pct"]) for r in cal_rows]
+        uncal = (f"the same plans at the profile's own speed, without the calibration ({len(cal_rows)} configurations): "
+                 f"mean |error| {sum(e4) / len(e4):.1f}%, max {max(e4):.1f}%; calibrated speeds "
+                 f"{min(r['calibrated_speed'] for r in cal_rows):.2f}..{max(r['calibrated_speed'] for r in cal_rows):.2f}x")
+        print(uncal)
     sp_rows = [r for r in rows if "error_at_speed_pct" in r]
     if sp_rows:
         e3 = [abs(r["error_at_speed_pct"]) for r in sp_rows]
@@ -367,7 +400,12 @@ def main():
                     + (f"{r['skew_ms']:.2f} ms | " if "skew_ms" in r else "| ")
                     + (f"{r['cpu_compute_ms']:.1f} ms, {r['cpu_lanes_ms']:.1f} ms; {r['node_busy_pct']:.0f}% |\n" if "cpu_compute_ms" in r
                        else "|\n"))
-        f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%\n")
+        f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%" + (f" (each run planned with --calibrate {args.calibrate:g})" if args.calibrate > 0 else "") + "\n")
+        if cal_rows:
+            f.write("\n| config | calibrated speed (median) | predicted s at the profile's speed | error |\n|---|---|---|---|\n")
+            for r in cal_rows:
+                f.write(f"| {r['config']} | {r['calibrated_speed']:.3f} | {r['predicted_uncal_s']:.4f} | {r['error_uncal_pct']:+.1f}% |\n")
+            f.write(f"\n{uncal}\n")
         if sp_rows:
             f.write("\n| config | compute speed (median of runs) | predicted s at it | error |\n|---|---|---|---|\n")
             for r in sp_rows:

@@ -68,6 +68,10 @@ struct Prediction {
   double efficiency = 0;            // no-overlap bound (DESIGN: ait*bw/(ait*bw+peak))
   std::string bottleneck;           // resource with the largest busy time
   std::string model;                // "analytic" or "simulated"
+  // The cores' speed against the profile that the prediction assumed: 1 as profiled; below 1
+  // slower. `zplan plan --calibrate` measures it (the plan's own GEMMs, timed at plan time) on
+  // a CPU-backend profile; `zplan simulate` uses it unless told another.
+  double compute_speed = 1.0;
   std::map<std::string, double> busy_s;   // per resource busy time within a step
   std::map<std::string, double> phase_s;  // forward, backward, optimizer
   double device_bytes = 0;          // peak per GPU

@@ -109,6 +109,8 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
     y.Comment("the plan's linear GEMMs timed between steps (rank 0, the others waiting) against the profile's rates");
     y.Comment("for them: 1 = as fast as profiled (zplan simulate --compute-speed predicts the plan at this speed)");
     y.Key("vs_profile", s.speed.Ratio());
+    // zplan plan --calibrate: the speed the plan's prediction was made at (measured at plan time).
+    if (p.compute_speed != 1.0) y.Key("planned_at", p.compute_speed);
     y.Key("checks", static_cast<int64_t>(s.speed.checks));
     y.Key("min", s.speed.min);
     y.Key("max", s.speed.max);

@@ -7,7 +7,7 @@
 
 #include "core/cpu_clock.h"
 #include "core/plan.h"
-#include "executor/train/speed_check.h"
+#include "executor/backend/speed_check.h"
 #include "executor/train/trainer.h"
 
 namespace zinf {

@@ -27,7 +27,7 @@
 #include "executor/train/checkpoint.h"
 #include "executor/train/compute_priority.h"
 #include "executor/train/test_hooks.h"
-#include "executor/train/speed_check.h"
+#include "executor/backend/speed_check.h"
 #include "executor/train/trainer.h"
 #include "executor/zrun/run_report.h"
 #include "reports/chrome_trace.h"

@@ -8,6 +8,8 @@
 #include "core/units.h"
 #include "planner/cli/commands.h"
 #include "planner/ds_config.h"
+#include "planner/model/compute_speed.h"
+#include "planner/profile/calibrate.h"
 #include "planner/report/plan_report.h"
 #include "planner/search/refine.h"
 
@@ -24,6 +26,7 @@ struct PlanArgs {
   int64_t tile = 0;
   int64_t ckpt_interval = -1;
   std::string ckpt_tier;
+  double calibrate_s = 0;  // > 0: time the plan's GEMMs this long and plan at the speed found
 };
 
 std::string Describe(const PlanKnobs& k) {
@@ -45,10 +48,32 @@ int RunPlan(const PlanArgs& a) {
   o.ckpt_interval = a.ckpt_interval;
   o.ckpt_tier = a.ckpt_tier;
   auto t0 = std::chrono::steady_clock::now();
-  Result<SearchResult> r = SearchPlans(in->model, in->hw, o);
+  auto search = [&](const HwProfile& hw) -> Result<SearchResult> {
+    ZINF_ASSIGN_OR_RETURN(SearchResult sr, SearchPlans(in->model, hw, o));
+    RefineWithSimulator(in->model, hw, sr);
+    return sr;
+  };
+  Result<SearchResult> r = search(in->hw);
   if (!r.ok()) return Fail(r.status());
-  RefineWithSimulator(in->model, in->hw, *r);
   double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // --calibrate: the cores' speed now against the profile, on the winner's own linears; the
+  // search runs again with the profile's compute scaled to it (the winner can change).
+  HwProfile hw = in->hw;
+  double speed = 1.0;
+  if (a.calibrate_s > 0) {
+    std::printf("zplan plan: calibrating: timing the plan's linear GEMMs for %s ...\n", FormatSeconds(a.calibrate_s).c_str());
+    std::fflush(stdout);
+    Result<Calibration> c = CalibrateComputeSpeed(MakePlan(in->model, in->hw, in->hw_path, r->top.front()), in->hw, a.calibrate_s);
+    if (!c.ok()) return Fail(c.status().WithContext(in->hw_path));
+    speed = c->speed;
+    std::printf("zplan plan: compute at %.3fx the profile's speed (%d checks of %d thread(s), single checks %.3f..%.3f)\n",
+                speed, c->checks, c->threads, c->min, c->max);
+    hw = AtComputeSpeed(in->hw, speed);
+    t0 = std::chrono::steady_clock::now();
+    r = search(hw);
+    if (!r.ok()) return Fail(r.status());
+    search_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   std::printf("zplan plan: %s on %s, %lld node(s): %lld candidates in %s, %lld feasible (top %zu simulated)\n", in->model.name.c_str(),
               in->hw.name.c_str(), (long long)o.nodes, (long long)r->evaluated, FormatSeconds(search_s).c_str(),
               (long long)r->feasible, r->top.size());
@@ -59,7 +84,8 @@ int RunPlan(const PlanArgs& a) {
                 FormatSeconds(c.prediction.step_time_s).c_str(), c.prediction.tokens_per_s, c.prediction.tflops_per_gpu,
                 FormatBytes(c.prediction.device_bytes).c_str(), c.prediction.bottleneck.c_str());
   }
-  Plan best = MakePlan(in->model, in->hw, in->hw_path, r->top.front());
+  Plan best = MakePlan(in->model, hw, in->hw_path, r->top.front());
+  best.prediction.compute_speed = speed;
   Status st = MakeDirs(a.out);
   if (!st.ok()) return Fail(st);
   const std::string plan_path = a.out + "/plan.yaml", ds_path = a.out + "/ds_config.json", html = a.out + "/report.html";
@@ -67,7 +93,7 @@ int RunPlan(const PlanArgs& a) {
   if (!st.ok()) return Fail(st);
   st = WriteFileAtomic(ds_path, DeepSpeedConfig(best).dump(2) + "\n");
   if (!st.ok()) return Fail(st);
-  st = WritePlanReport(best, *r, in->hw, html);
+  st = WritePlanReport(best, *r, hw, html);
   if (!st.ok()) return Fail(st);
   std::printf("wrote %s, %s, %s\n", plan_path.c_str(), ds_path.c_str(), html.c_str());
   return 0;
@@ -91,6 +117,11 @@ void RegisterPlan(CLI::App& app, std::function<void(int)> set_rc) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   cmd->add_option("--ckpt-tier", args->ckpt_tier, "only activation checkpoints on this tier (default: searched)")
       ->check(CLI::IsMember({"device", "host"}));
+  cmd->add_option("--calibrate", args->calibrate_s,
+                  "CPU-backend profiles: time the best plan's linear GEMMs for this many seconds now, scale the profile's "
+                  "compute to the speed found and search again (a shared VM's cores drift from the profile within minutes); "
+                  "the plan records it as prediction.compute_speed")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->callback([args, set_rc] { set_rc(RunPlan(*args)); });
 }
 

@@ -21,7 +21,7 @@ struct SimulateArgs {
   // Not trace.json: that is the name zrun gives its measured trace, which a simulation run
   // in a zrun output directory would otherwise overwrite.
   std::string trace = "sim-trace.json";
-  double compute_speed = 1.0;
+  double compute_speed = 0;  // 0: the plan's (prediction.compute_speed; 1 unless planned with --calibrate)
 };
 
 int RunSimulate(const SimulateArgs& a) {
@@ -32,9 +32,11 @@ int RunSimulate(const SimulateArgs& a) {
   if (!hw_path.ok()) return Fail(hw_path.status().WithContext(a.plan + ": hardware (use --hw)"));
   Result<HwProfile> hw = LoadHwProfile(*hw_path);
   if (!hw.ok()) return Fail(hw.status());
-  if (a.compute_speed != 1.0) {
-    *hw = AtComputeSpeed(*hw, a.compute_speed);
-    std::printf("zplan simulate: compute at %.3fx the profile's speed\n", a.compute_speed);
+  const double speed = a.compute_speed > 0 ? a.compute_speed : plan->prediction.compute_speed;
+  if (speed != 1.0) {
+    *hw = AtComputeSpeed(*hw, speed);
+    std::printf("zplan simulate: compute at %.3fx the profile's speed%s\n", speed,
+                a.compute_speed > 0 ? "" : " (the plan's calibration)");
   }
   SimOptions o;
   o.keep_tasks = true;
@@ -73,9 +75,9 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("--compute-speed", args->compute_speed,
                   "simulate with the compute this many times as fast as profiled (zrun's summary.yaml compute_speed."
                   "vs_profile: the speed its checks measured during the run); scales the cores' work, not the drive's "
-                  "or the collectives' figures")
-      ->check(CLI::Range(0.01, 100.0))
-      ->capture_default_str();
+                  "or the collectives' figures (default: the plan's prediction.compute_speed, 1 unless planned with "
+                  "--calibrate)")
+      ->check(CLI::Range(0.01, 100.0));
   cmd->callback([args, set_rc] { set_rc(RunSimulate(*args)); });
 }
 

@@ -59,6 +59,7 @@ Plan FullPlan() {
   q.tokens_per_s = 1.0 / 3.0 * 1e5;
   q.tflops_per_gpu = 153.25;
   q.efficiency = 0.8125;
+  q.compute_speed = 0.8437;
   q.bottleneck = "nvme_read";
   q.device_bytes = 7.7e10;
   q.host_bytes = 1.2e12;
@@ -112,6 +113,7 @@ void ExpectSamePlan(const Plan& a, const Plan& b) {
   EXPECT_EQ(p.tokens_per_s, q.tokens_per_s);
   EXPECT_EQ(p.tflops_per_gpu, q.tflops_per_gpu);
   EXPECT_EQ(p.efficiency, q.efficiency);
+  EXPECT_EQ(p.compute_speed, q.compute_speed);
   EXPECT_EQ(p.bottleneck, q.bottleneck);
   EXPECT_EQ(p.device_bytes, q.device_bytes);
   EXPECT_EQ(p.host_bytes, q.host_bytes);
@@ -267,6 +269,7 @@ TEST_F(BadPlan, OtherBadValues) {
   Expect({"factor: 4", "factor: 0", "key 'tiling.factor'"});
   Expect({"nvme_depth: 5", "nvme_depth: 100", "key 'prefetch.nvme_depth'"});
   Expect({"efficiency: 0.8125", "efficiency: 1.5", "key 'prediction.efficiency'"});
+  Expect({"compute_speed: 0.8437", "compute_speed: 0", "key 'prediction.compute_speed'"});
   Expect({"hidden: 8192", "hidden: 8190", "key 'model.hidden': 8190 is not divisible by n_head 64"});
   Expect({"budgets:\n  device: ", "budgets:\n  device: 12 parsecs\n  old: ", "key 'budgets.device': '12 parsecs'"});
   Expect({"  compute: 10.5\n", "  compute: [1]\n", "key 'prediction.busy_s.compute': must be a number"});

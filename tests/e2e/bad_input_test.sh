@@ -107,6 +107,7 @@ expect ds-config-micro-batch 2 "key 'train_micro_batch_size_per_gpu'" "or \"auto
 expect ds-config-garbage 2 "$WORK/garbage.yaml" -- "$ZPLAN" estimate --model tiny --hw "$HW" --ds-config "$WORK/garbage.yaml"
 expect simulate-bad-plan 2 "$WORK/plan-mb.yaml" "key 'training.micro_batch'" "allowed: 1 .." -- "$ZPLAN" simulate "$WORK/plan-mb.yaml"
 expect simulate-missing-plan 2 "$WORK/none.yaml" -- "$ZPLAN" simulate "$WORK/none.yaml"
+expect plan-calibrate-cuda 2 "--calibrate" "cuda backend" "$SRC/hwprofiles/dgx-a100-80g.yaml" -- "$ZPLAN" plan --model tiny --hw "$SRC/hwprofiles/dgx-a100-80g.yaml" --calibrate 0.1 --out "$WORK/cal-cuda"
 
 # ---- zrun: plan, data, --nvme-dir ----
 head -c 20000 "$SRC/README.md" > "$WORK/data.txt"
@@ -166,6 +167,17 @@ if [ "$sim_rc" -eq 0 ] && [ -s "$WORK/simrun/sim-trace.json" ] && grep -qF '"mea
   passes=$((passes + 1))
 else
   echo "FAIL simulate-default-trace: exit $sim_rc, trace.json overwritten or sim-trace.json missing: $sim_err"; fails=$((fails + 1))
+fi
+
+# ---- zplan plan --calibrate: the plan records the speed; zplan simulate predicts at it ----
+cal_out=$("$ZPLAN" plan --model tiny --hw "$HW" --calibrate 0.2 --out "$WORK/cal" 2>&1) && \
+  sim_out=$("$ZPLAN" simulate "$WORK/cal/plan.yaml" --trace "$WORK/cal/sim.json" 2>&1); cal_rc=$?
+if [ "$cal_rc" -eq 0 ] && grep -q "^  compute_speed: " "$WORK/cal/plan.yaml" && grep -qF "the profile's speed (" <<<"$cal_out" \
+   && grep -qF "(the plan's calibration)" <<<"$sim_out" \
+   && grep -qE "^step ([0-9.]+ [a-z]+) \(planned simulated \1\)" <<<"$sim_out"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL plan-calibrate: exit $cal_rc: $cal_out / $sim_out"; fails=$((fails + 1))
 fi
 
 echo "bad_input e2e: $passes passed, $fails failed, $skips skipped"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/hw_profile.h"
+#include "planner/profile/calibrate.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -235,6 +236,54 @@ TEST(Profile, OnlyReMeasuresTheNamedProbesIntoTheBase) {
   hw = ProfileThisMachine(o);
   ASSERT_FALSE(hw.ok());
   EXPECT_EQ(hw.status().code(), Code::kInvalidArgument);
+}
+
+// zplan plan --calibrate: the plan's linears timed now against the profile's rates for them.
+// A profile 10^4 times too fast reads a speed far below 1, one 10^4 times too slow far above:
+// the direction cannot come out inverted, whatever the machine's noise.
+TEST(Calibration, TimesThePlansLinearsAgainstTheProfile) {
+  Plan p;
+  p.model.name = "calibrate";
+  p.model.n_layer = 2;
+  p.model.hidden = 64;
+  p.model.n_head = 4;
+  p.model.n_kv_head = 4;
+  p.model.ffn_hidden = 256;
+  p.model.vocab = 256;
+  p.model.seq_len = 64;
+  p.knobs.seq_len = 64;
+  p.knobs.micro_batch = 2;
+  p.backend = "cpu";
+  HwProfile hw;
+  hw.name = "box";
+  hw.backend = "cpu";
+  hw.cpu_cores = 2;
+  hw.gpus_per_node = 2;  // a --threads 1 profile: one thread per device
+  for (double rate : {1e15, 1e6}) {
+    hw.achievable_flops = rate;
+    hw.gemm_curve = {{1e3, rate}, {1e12, rate}};
+    Result<Calibration> c = CalibrateComputeSpeed(p, hw, 0.05);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->threads, 1);
+    EXPECT_GE(c->checks, 1);
+    EXPECT_GT(c->seconds, 0.0);
+    EXPECT_LE(c->min, c->speed);
+    EXPECT_GE(c->max, c->speed);
+    if (rate > 1e9) EXPECT_LT(c->speed, 0.1) << "a profile 10^4x too fast";
+    else EXPECT_GT(c->speed, 10.0) << "a profile 10^4x too slow";
+  }
+  hw.backend = "cuda";
+  Result<Calibration> c = CalibrateComputeSpeed(p, hw, 0.05);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("--calibrate"), std::string::npos) << c.status().message();
+  hw.backend = "cpu";
+  hw.gemm_curve.clear();
+  hw.gemm_bwd_curve.clear();
+  hw.achievable_flops = 0;
+  c = CalibrateComputeSpeed(p, hw, 0.05);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("no GEMM rates"), std::string::npos) << c.status().message();
 }
 
 }  // namespace

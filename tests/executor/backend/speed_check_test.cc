@@ -1,6 +1,6 @@
 // The compute-speed check: the plan's linears, costed at the profile's rates, timed on the
 // CPU backend's GEMM.
-#include "executor/train/speed_check.h"
+#include "executor/backend/speed_check.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "executor/train/speed_check.h"
+#include "executor/backend/speed_check.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,26 @@
+// Compute-speed calibration: how fast this machine's cores run now against the profile a plan
+// is made from. A shared VM's cores drift by tens of percent within minutes (docs/
+// performance-model.md), so a profile measured an hour ago misstates them; `zplan plan
+// --calibrate` times the plan's own linear GEMMs (SpeedCheck, as zrun's checks between steps
+// do) for a second or two and plans again with the profile's compute scaled to the speed found.
+#pragma once
+
+#include "core/hw_profile.h"
+#include "core/plan.h"
+#include "core/status.h"
+
+namespace zinf {
+
+struct Calibration {
+  double speed = 1.0;      // expected / measured over all checks (1: as profiled)
+  int checks = 0;
+  double min = 0, max = 0;  // of single checks
+  double seconds = 0;       // timed
+  int threads = 0;          // the CPU backend's threads (the profile's per device)
+};
+
+// Times `plan`'s linears for about `seconds` on a CPU backend with the profile's threads per
+// device. Errors where the profile is not a CPU backend's or has no GEMM rates.
+Result<Calibration> CalibrateComputeSpeed(const Plan& plan, const HwProfile& hw, double seconds);
+
+}  // namespace zinf
