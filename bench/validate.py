@@ -6,7 +6,7 @@ knobs the configuration fixes), executed by `zrun` (under mpirun for several ran
 measured step time and peak memory per tier compared with the plan's prediction.
 
 Usage: bench/validate.py [--build DIR] [--hw PROFILE | --profile] [--only NAME,...] [--steps N]
-                         [--repeat N] [--refresh PROBES] [--refresh-round PROBES] [--out DIR]
+                         [--repeat N] [--refresh PROBES] [--refresh-round PROBES] [--calibrate S] [--out DIR]
 --profile measures this machine first (zplan profile, a few minutes on 2 cores) and plans from that
 profile, so the profile and the runs are measured side by side: a VM's speed can drift by 2x
 between sessions, and a profile from another day does not describe it. It profiles again after
@@ -30,6 +30,13 @@ matrices (v20, v21) the compute-bound configurations' per-round predictions move
 their runs as often as with them (medium-host-ckhost-r1: predicted 1.13, 1.05, 1.12 s, measured
 1.02, 1.09, 0.97), so it adds the probes' noise to the runs'. Without it every round is planned
 from the first profile (NVMe still re-measured per run with --refresh nvme).
+--calibrate SECONDS plans every run just before it with `zplan plan --calibrate SECONDS`: the
+plan's own linear GEMMs timed for that long (as zrun's checks between steps time them), the
+profile's compute scaled to the speed found and the plan searched again. The probes take a
+minute; this takes a second or two, close enough to the run to see the state the VM is in
+(its speed moved 0.71x-1.05x of one profile within an hour on 2026-12-06). Each run is then
+also compared with its plan at the profile's own speed (zplan simulate --compute-speed 1):
+the error without the calibration.
 --repeat N runs the matrix N times, in rounds (every configuration once per round, not N
 times back to back: the machine's speed moves between states that last seconds to minutes),
 and reports each configuration's median measured step and the median of its runs' errors
@@ -41,7 +48,8 @@ simulated at that speed (zplan simulate --compute-speed). A 1 s GEMM index besid
 runs of one plan tracked their step times at correlation -0.83, while both moved by 20%. The
 checks, hot GEMMs between steps, followed the drift in matrix v25 (mean 8.3% raw, 5.8% at
 speed) but not in v26 (7.4% raw, 9.4% at speed). So the at-speed error is a second view;
-the raw error is the target.
+the error against the plan, made before the run (with --calibrate, a second or two before it), is
+the target.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Configurations with several ranks also show how far apart
 their ranks reached each collective (the median arrival skew of bench/collective_skew.py over

@@ -17,7 +17,7 @@ $Z profile --quick --nvme-dir "$NVME" --out "$OUT/this-box.yaml"
 echo "== zrun: the tiny GPT with params and optimizer states on NVMe, 1 rank then 2 ranks"
 cat docs/*.md README.md > "$OUT/corpus.txt"
 $Z plan --model tiny --hw "$OUT/this-box.yaml" --micro-batch 8 --device-memory 256MiB \
-  --strategy params+opt:nvme --nvme-dir "$NVME" --out "$OUT/tiny-1" --top 3
+  --strategy params+opt:nvme --nvme-dir "$NVME" --out "$OUT/tiny-1" --top 3 --calibrate 1
 $R --plan "$OUT/tiny-1/plan.yaml" --data "$OUT/corpus.txt" --steps 20 --out "$OUT/run-1"
 $Z plan --model tiny --hw "$OUT/this-box.yaml" --gpus-per-node 2 --micro-batch 4 --device-memory 256MiB \
   --strategy params+opt:nvme --nvme-dir "$NVME" --out "$OUT/tiny-2" --top 3
