@@ -101,6 +101,12 @@ def seconds(text):
     return float(num) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}[unit]
 
 
+def error_summary(rows, key):
+    """'mean |error| M%, max X%' over the rows' `key` (a signed error in percent)."""
+    e = [abs(r[key]) for r in rows]
+    return f"mean |error| {sum(e) / len(e):.1f}%, max {max(e):.1f}%"
+
+
 def err(measured, predicted):
     return 100.0 * (measured - predicted) / predicted if predicted > 0 else float("nan")
 
@@ -371,28 +377,25 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     if not rows:
         sys.exit("validate: no configuration matched --only")
-    errs = [abs(r["error_pct"]) for r in rows]
-    mean, worst = sum(errs) / len(errs), max(errs)
-    print(f"\n{len(rows)} configurations: mean |error| {mean:.1f}%, max {worst:.1f}% (targets: mean < 5%, max < 10%)")
+    summary = error_summary(rows, "error_pct")
+    print(f"\n{len(rows)} configurations: {summary} (targets: mean < 5%, max < 10%)")
     cal_rows = [r for r in rows if "error_uncal_pct" in r]
     if cal_rows:
-        e4 = [abs(r["error_uncal_pct"]) for r in cal_rows]
         uncal = (f"the same plans at the profile's own speed, without the calibration ({len(cal_rows)} configurations): "
-                 f"mean |error| {sum(e4) / len(e4):.1f}%, max {max(e4):.1f}%; calibrated speeds "
+                 f"{error_summary(cal_rows, 'error_uncal_pct')}; calibrated speeds "
                  f"{min(r['calibrated_speed'] for r in cal_rows):.2f}..{max(r['calibrated_speed'] for r in cal_rows):.2f}x")
         print(uncal)
     sp_rows = [r for r in rows if "error_at_speed_pct" in r]
     if sp_rows:
-        e3 = [abs(r["error_at_speed_pct"]) for r in sp_rows]
-        at_speed = (f"at the compute speed zrun measured during each run ({len(sp_rows)} configurations): mean |error| "
-                    f"{sum(e3) / len(e3):.1f}%, max {max(e3):.1f}%; speeds {min(r['compute_speed'] for r in sp_rows):.2f}.."
+        at_speed = (f"at the compute speed zrun measured during each run ({len(sp_rows)} configurations): "
+                    f"{error_summary(sp_rows, 'error_at_speed_pct')}; speeds {min(r['compute_speed'] for r in sp_rows):.2f}.."
                     f"{max(r['compute_speed'] for r in sp_rows):.2f}x the profile's")
         print(at_speed)
     end = "predicted_end_s" in rows[0]
     if end:
-        e2 = [abs(r["error_end_pct"]) for r in rows]
+        end_summary = error_summary(rows, "error_end_pct")
         drift = statistics.median(r["predicted_end_s"] / r["predicted_s"] for r in rows)
-        print(f"against the profile taken after the runs: mean |error| {sum(e2) / len(e2):.1f}%, max {max(e2):.1f}%; "
+        print(f"against the profile taken after the runs: {end_summary}; "
               f"its predictions / the first's: median {drift:.3f}")
     with open(os.path.join(args.out, "validate.csv"), "w", newline="") as f:
         fields = list(dict.fromkeys(k for r in rows for k in r))  # every row's keys, in order
@@ -408,7 +411,7 @@ def main():
                     + (f"{r['skew_ms']:.2f} ms | " if "skew_ms" in r else "| ")
                     + (f"{r['cpu_compute_ms']:.1f} ms, {r['cpu_lanes_ms']:.1f} ms; {r['node_busy_pct']:.0f}% |\n" if "cpu_compute_ms" in r
                        else "|\n"))
-        f.write(f"\nmean |error| {mean:.1f}%, max {worst:.1f}%" + (f" (each run planned with --calibrate {args.calibrate:g})" if args.calibrate > 0 else "") + "\n")
+        f.write(f"\n{summary}" + (f" (each run planned with --calibrate {args.calibrate:g})" if args.calibrate > 0 else "") + "\n")
         if cal_rows:
             f.write("\n| config | calibrated speed (median) | predicted s at the profile's speed | error |\n|---|---|---|---|\n")
             for r in cal_rows:
@@ -423,7 +426,7 @@ def main():
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
             for r in rows:
                 f.write(f"| {r['config']} | {r['predicted_end_s']:.4f} | {r['error_end_pct']:+.1f}% |\n")
-            f.write(f"\nagainst the end profile: mean |error| {sum(e2) / len(e2):.1f}%, max {max(e2):.1f}%; median drift {drift:.3f}\n")
+            f.write(f"\nagainst the end profile: {end_summary}; median drift {drift:.3f}\n")
     return 0
 
 

@@ -65,9 +65,9 @@ int RunPlan(const PlanArgs& a) {
     std::fflush(stdout);
     Result<Calibration> c = CalibrateComputeSpeed(MakePlan(in->model, in->hw, in->hw_path, r->top.front()), in->hw, a.calibrate_s);
     if (!c.ok()) return Fail(c.status().WithContext(in->hw_path));
-    speed = c->speed;
+    speed = c->speed();
     std::printf("zplan plan: compute at %.3fx the profile's speed (%d checks of %d thread(s), single checks %.3f..%.3f)\n",
-                speed, c->checks, c->threads, c->min, c->max);
+                speed, c->totals.checks, c->threads, c->totals.min, c->totals.max);
     hw = AtComputeSpeed(in->hw, speed);
     t0 = std::chrono::steady_clock::now();
     r = search(hw);

@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "executor/backend/cpu/cpu_backend.h"
-#include "executor/backend/speed_check.h"
 
 namespace zinf {
 
@@ -27,13 +26,8 @@ Result<Calibration> CalibrateComputeSpeed(const Plan& plan, const HwProfile& hw,
   const auto t0 = std::chrono::steady_clock::now();
   do check->Run(0.02);
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
-  const SpeedTotals& t = check->totals();
-  if (t.checks == 0 || t.Ratio() <= 0) return Internal("--calibrate: no check completed");
-  c.speed = t.Ratio();
-  c.checks = t.checks;
-  c.min = t.min;
-  c.max = t.max;
-  c.seconds = t.measured_s;
+  c.totals = check->totals();
+  if (c.totals.checks == 0 || c.speed() <= 0) return Internal("--calibrate: no check completed");
   return c;
 }
 

@@ -8,15 +8,15 @@
 #include "core/hw_profile.h"
 #include "core/plan.h"
 #include "core/status.h"
+#include "executor/backend/speed_check.h"
 
 namespace zinf {
 
 struct Calibration {
-  double speed = 1.0;      // expected / measured over all checks (1: as profiled)
-  int checks = 0;
-  double min = 0, max = 0;  // of single checks
-  double seconds = 0;       // timed
-  int threads = 0;          // the CPU backend's threads (the profile's per device)
+  SpeedTotals totals;  // the checks: how many, their timed seconds, the single checks' range
+  int threads = 0;     // the CPU backend's threads (the profile's per device)
+  // Expected / measured over all checks (1: as profiled).
+  double speed() const { return totals.Ratio(); }
 };
 
 // Times `plan`'s linears for about `seconds` on a CPU backend with the profile's threads per
