@@ -118,6 +118,13 @@ double HwProfile::CouplingPerCollective(double between_s, int lanes) const {
   return c->empty() ? 0.0 : Interpolate(*c, std::max(between_s, 1e-12), 0.0);
 }
 
+double HwProfile::NvmeLaneSeconds(double bytes, bool write) const {
+  const std::vector<CurvePoint>& c = write ? nvme_lane_write_curve : nvme_lane_read_curve;
+  if (c.empty() || bytes <= 0) return 0.0;
+  if (bytes < c.front().x) return c.front().x / c.front().y;
+  return bytes / Interpolate(c, bytes, c.back().y);
+}
+
 const std::vector<std::string>& HwProfileValueKeys() {
   static const std::vector<std::string> keys = {
       "node.gpus_per_node", "node.cpu_cores", "node.host_memory", "node.nvme_capacity",
@@ -133,7 +140,7 @@ const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
                                                 "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
-                                                "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s"};
+                                                "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s", "nvme.lane_read_curve", "nvme.lane_write_curve"};
   return keys;
 }
 
@@ -225,6 +232,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.nvme_read_latency_s = io.Number("read_latency_s", 0, 1.0, 0.0);
   hw.nvme_read_latency_busy_s = io.Number("read_latency_busy_s", 0, 1.0, 0.0);
   hw.nvme_cpu_per_byte_s = io.Number("cpu_per_byte_s", 0, 1e-3, 0.0);
+  hw.nvme_lane_read_curve = ReadCurve(io, "lane_read_curve");
+  hw.nvme_lane_write_curve = ReadCurve(io, "lane_write_curve");
   if (hw.nvme_block_size % 4096 != 0) io.Fail("block_size", "must be a multiple of 4096");
   if (r.Has("provenance")) {
     FieldReader p = r.Map("provenance");
@@ -319,6 +328,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   if (hw.nvme_read_latency_s > 0) y.Key("read_latency_s", hw.nvme_read_latency_s);
   if (hw.nvme_read_latency_busy_s > 0) y.Key("read_latency_busy_s", hw.nvme_read_latency_busy_s);
   if (hw.nvme_cpu_per_byte_s > 0) y.Key("cpu_per_byte_s", hw.nvme_cpu_per_byte_s);
+  WriteCurve(y, "lane_read_curve", hw.nvme_lane_read_curve);
+  WriteCurve(y, "lane_write_curve", hw.nvme_lane_write_curve);
   y.End();
   if (!hw.provenance.empty()) {
     y.Begin("provenance");

@@ -123,6 +123,16 @@ struct HwProfile {
   // compute's thread team keeps them during a pass): the completion's wake-up waits for a
   // core. What the passes' and the optimizer's reads pay; 0: read_latency_s for them too.
   double nvme_read_latency_busy_s = 0;
+  // CPU backend, optional: the NVMe lane's effective rate by transfer size (x: bytes of one
+  // transfer, y: bytes/s = x / its mean wall time), reads and writes alternating, each waited
+  // before the next and CRC-32C'd, at block_size and queue_depth, as zrun's optimizer lane
+  // reads a group's states and writes the previous group's. Empty: not measured (the model
+  // uses the bandwidths and read latencies above).
+  std::vector<CurvePoint> nvme_lane_read_curve, nvme_lane_write_curve;
+  // Seconds of one lane transfer of `bytes` from those curves (below the first point: that
+  // point's time; above the last: its rate); 0 when the curve is empty.
+  double NvmeLaneSeconds(double bytes, bool write) const;
+  bool HasNvmeLaneCurves() const { return !nvme_lane_read_curve.empty() && !nvme_lane_write_curve.empty(); }
   // The read latency a request issued while the compute runs pays.
   double BusyReadLatency() const { return nvme_read_latency_busy_s > 0 ? nvme_read_latency_busy_s : nvme_read_latency_s; }
   // dotted key ("bandwidth.h2d") -> where the value comes from

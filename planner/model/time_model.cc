@@ -126,6 +126,25 @@ double OptimizerNvmeArrays(const PlanKnobs& k, const StateBytes& sb, bool read) 
   return n;
 }
 
+double LaneTransferSeconds(const HwProfile& hw, const PlanKnobs& k, double rank_bytes, bool write) {
+  if (!hw.HasNvmeLaneCurves() || rank_bytes <= 0) return 0.0;
+  return hw.NvmeLaneSeconds(static_cast<double>(std::max<int64_t>(k.gpus_per_node, 1)) * rank_bytes, write);
+}
+
+double ShardsLaneSeconds(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, double bytes_per_param, bool write) {
+  if (!hw.HasNvmeLaneCurves() || bytes_per_param <= 0) return 0.0;
+  // Blocks are identical: one block's groups, scaled (the search calls this per candidate).
+  ModelSpec one = m;
+  one.n_layer = 1;
+  const double dp = static_cast<double>(k.dp());
+  double outside = 0, block = 0;
+  for (const Op& op : BuildForwardOps(one, hw, k, /*with_names=*/false)) {
+    if (op.params <= 0) continue;
+    (op.in_block ? block : outside) += LaneTransferSeconds(hw, k, bytes_per_param * std::ceil(op.params / dp), write);
+  }
+  return outside + static_cast<double>(m.n_layer) * block;
+}
+
 TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
   const ParamCounts pc = CountParams(m);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
@@ -140,7 +159,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   const double fetches = FetchesPerMicroStep(m, k) * ga;
   std::map<std::string, double> busy;
   busy["compute"] = ga * ComputeTimePerMicroStep(m, hw, k);
-  if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * Safe(shard_bytes, nvme_r);
+  // With the NVMe lane curves every group's shard is a transfer at the lane's measured time for
+  // its size (latency included); else bytes at the bandwidth plus a busy read latency each.
+  const bool lane = hw.HasNvmeLaneCurves();
+  if (pl.params == Tier::kNvme) busy["nvme_read"] += fetches * (lane ? ShardsLaneSeconds(m, hw, k, w, false) : Safe(shard_bytes, nvme_r));
   if (pl.params != Tier::kDevice) busy["h2d"] += fetches * Safe(shard_bytes, hw.h2d_bw);
   busy["network"] += fetches * CollectiveTime(hw, k, w * P);        // allgathers
   busy["network"] += ga * CollectiveTime(hw, k, w * P, true);       // reduce-scatter of grads
@@ -151,8 +173,8 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
   busy["compute"] += ga * GradHandOffTime(hw, k, sb.grad * P / dp);
   if (pl.grads == Tier::kNvme) {  // written per micro-step; micro-steps after the first read it back
-    busy["nvme_write"] += ga * Safe(sb.grad * P / dp, nvme_w);
-    busy["nvme_read"] += (ga - 1) * Safe(sb.grad * P / dp, nvme_r);
+    busy["nvme_write"] += ga * (lane ? ShardsLaneSeconds(m, hw, k, sb.grad, true) : Safe(sb.grad * P / dp, nvme_w));
+    busy["nvme_read"] += (ga - 1) * (lane ? ShardsLaneSeconds(m, hw, k, sb.grad, false) : Safe(sb.grad * P / dp, nvme_r));
   }
   // CPU backend: each NVMe request of the passes (a group's shard: params fetched, grads
   // written and read back) also takes CPU from the compute.
@@ -160,11 +182,11 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   const double groups = hw.backend == "cpu" && any_nvme ? static_cast<double>(ParamGroups(BuildForwardOps(m, hw, k, false))) : 0.0;
   if (pl.params == Tier::kNvme) {
     busy["compute"] += NvmeCpuTime(hw, k, fetches * groups, fetches * shard_bytes);
-    busy["nvme_read"] += fetches * groups * hw.BusyReadLatency();  // each group's shard a request
+    if (!lane) busy["nvme_read"] += fetches * groups * hw.BusyReadLatency();  // each group's shard a request
   }
   if (pl.grads == Tier::kNvme) {
     busy["compute"] += NvmeCpuTime(hw, k, (2 * ga - 1) * groups, (2 * ga - 1) * sb.grad * P / dp);
-    busy["nvme_read"] += (ga - 1) * groups * hw.BusyReadLatency();  // the shards read back
+    if (!lane) busy["nvme_read"] += (ga - 1) * groups * hw.BusyReadLatency();  // the shards read back
   }
   // Activation checkpoints offloaded: written in forward, read back in backward.
   if (SavedCheckpoints(m, k) > 0 && k.ckpt_tier == Tier::kHost) {
@@ -216,15 +238,21 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     double cpu = Safe(P / dp * g, hw.cpu_adam_params_per_s) + AdamLaunchTime(m, hw, k);
     busy["cpu_optimizer"] = cpu;
     double rd = 0, wr = 0;
-    if (pl.optimizer == Tier::kNvme) {
-      rd = Safe(sb.optimizer * P / dp, nvme_r);
-      wr = Safe(sb.optimizer * P / dp, nvme_w);
+    if (lane) {
+      // The lane's measured time per transfer (latency, CRC and the drive's rate for its size).
+      rd = ShardsLaneSeconds(m, hw, k, OptimizerNvmeBytesPerParam(k, sb, true), false);
+      wr = ShardsLaneSeconds(m, hw, k, OptimizerNvmeBytesPerParam(k, sb, false), true);
+    } else {
+      if (pl.optimizer == Tier::kNvme) {
+        rd = Safe(sb.optimizer * P / dp, nvme_r);
+        wr = Safe(sb.optimizer * P / dp, nvme_w);
+      }
+      // Adam also reads the gradients and, without a separate fp32 master, the params themselves.
+      rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, nvme_r);
+      if (hw.backend == "cpu") rd += groups * OptimizerNvmeArrays(k, sb, true) * hw.BusyReadLatency();
+      // Updated working params go back to where they live (host-resident ones are updated in place).
+      if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, nvme_w);
     }
-    // Adam also reads the gradients and, without a separate fp32 master, the params themselves.
-    rd += Safe(OptimizerExtraNvmeReadBytes(k, sb) * P / dp, nvme_r);
-    if (hw.backend == "cpu") rd += groups * OptimizerNvmeArrays(k, sb, true) * hw.BusyReadLatency();
-    // Updated working params go back to where they live (host-resident ones are updated in place).
-    if (pl.params == Tier::kNvme) wr += Safe(sb.param * P / dp, nvme_w);
     const double wb = pl.params == Tier::kDevice ? Safe(sb.param * P / dp, hw.h2d_bw) : 0.0;
     busy["h2d"] += wb;
     busy["nvme_read"] += rd;

@@ -68,6 +68,17 @@ double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool
 // params (fp32: read as the master; written back) where those live on NVMe.
 double OptimizerNvmeArrays(const PlanKnobs& k, const StateBytes& sb, bool read);
 
+// With the profile's NVMe lane curves (HwProfile::nvme_lane_*_curve): the seconds of one
+// rank's transfer of `rank_bytes` through the NVMe lane, the node's ranks moving theirs at
+// once (the drive serves their sum as one transfer). The curves include the latency and
+// CRC-32C of a waited transfer, so neither the bandwidths nor the read latencies add to it.
+// 0 without the curves.
+double LaneTransferSeconds(const HwProfile& hw, const PlanKnobs& k, double rank_bytes, bool write);
+// The same for `bytes_per_param` B a shard element of every parameter group, each group one
+// transfer (a fetched shard; the optimizer's arrays of a group, which the executor submits
+// together and waits for; a gradient shard): reads (write false) or writes.
+double ShardsLaneSeconds(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, double bytes_per_param, bool write);
+
 struct TimeEstimate {
   double step_s = 0;
   double fwd_bwd_s = 0;

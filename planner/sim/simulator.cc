@@ -112,7 +112,8 @@ class PassBuilder {
       int& t = stage_task[static_cast<size_t>(j)];
       const std::string name = keep ? op.name : std::string();
       if (st == 0 && k_.placement.params == Tier::kNvme) {
-        t = g_.Add(Res::kNvmeRead, r_.nvme_lat + shard / r_.nvme_r, {{trig, on_start}}, phase, name + " nvme->host");
+        const double rd = hw_.HasNvmeLaneCurves() ? LaneTransferSeconds(hw_, k_, shard, false) : r_.nvme_lat + shard / r_.nvme_r;
+        t = g_.Add(Res::kNvmeRead, rd, {{trig, on_start}}, phase, name + " nvme->host");
         // CPU backend: the request's completion and CRC check on the cores.
         if (double cpu = NvmeCpuTime(hw_, k_, 1, shard); cpu > 0) t = g_.Add(Res::kCompute, cpu, {{t, false}}, phase, name + " nvme cpu");
       }
@@ -209,11 +210,14 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
                       if (k.placement.grads == Tier::kNvme) {
                         // Later micro-steps add to the shard written by the first: read it back.
+                        const bool lane = hw.HasNvmeLaneCurves();
                         if (micro > 0)
-                          t = g.Add(Res::kNvmeRead, r.nvme_lat + gshard / r.nvme_r, {{t, false}}, "backward", "grad nvme read");
+                          t = g.Add(Res::kNvmeRead, lane ? LaneTransferSeconds(hw, k, gshard, false) : r.nvme_lat + gshard / r.nvme_r,
+                                    {{t, false}}, "backward", "grad nvme read");
                         const double cpu = NvmeCpuTime(hw, k, micro > 0 ? 2 : 1, (micro > 0 ? 2 : 1) * gshard);
                         if (cpu > 0) t = g.Add(Res::kCompute, cpu, {{t, false}}, "backward", "grad nvme cpu");
-                        g.Add(Res::kNvmeWrite, gshard / r.nvme_w, {{t, false}}, "backward", "grad nvme write");
+                        g.Add(Res::kNvmeWrite, lane ? LaneTransferSeconds(hw, k, gshard, true) : gshard / r.nvme_w, {{t, false}},
+                              "backward", "grad nvme write");
                       }
                     });
     }
@@ -244,13 +248,17 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     const double read_requests = groups_per_chunk * OptimizerNvmeArrays(k, sb, true);
     const double read_cpu = NvmeCpuTime(hw, k, read_requests, read_bpp * per);
     const double write_cpu = NvmeCpuTime(hw, k, groups_per_chunk * OptimizerNvmeArrays(k, sb, false), write_bpp * per);
+    // With the lane curves: each chunk's share of the step's lane time (groups' transfers).
+    const bool lane = hw.HasNvmeLaneCurves();
+    const double lane_read = lane ? ShardsLaneSeconds(m, hw, k, read_bpp, false) / chunks : 0.0;
+    const double lane_write = lane ? ShardsLaneSeconds(m, hw, k, write_bpp, true) / chunks : 0.0;
     std::vector<int> upd(static_cast<size_t>(chunks), -1);
     last = barrier;
     for (int c = 0; c < chunks; ++c) {
       int rd = -1;
       if (read_bpp > 0) {
         int trig = c >= 2 ? upd[static_cast<size_t>(c - 2)] : barrier;  // two sub-groups of read-ahead
-        rd = g.Add(Res::kNvmeRead, read_requests * r.nvme_lat + read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}},
+        rd = g.Add(Res::kNvmeRead, lane ? lane_read : read_requests * r.nvme_lat + read_bpp * per / r.nvme_r, {{trig, c >= 2}, {barrier, false}},
                    "optimizer", "optimizer states read");
         // Its CPU (completion, CRC) takes the cores, which are otherwise idle here (Adam waits for the read, not for it).
         if (read_cpu > 0) g.Add(Res::kCompute, read_cpu, {{rd, false}}, "optimizer", "optimizer states read cpu");
@@ -260,9 +268,11 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                     "optimizer", "cpu adam");
       upd[static_cast<size_t>(c)] = u;
       if (write_cpu > 0) g.Add(Res::kCompute, write_cpu, {{u, false}}, "optimizer", "optimizer states write cpu");
-      if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.optimizer * per / r.nvme_w, {{u, false}}, "optimizer", "optimizer states write");
+      // With the lane curves the chunk's write time is split between its arrays by bytes.
+      auto write_s = [&](double bpp) { return lane ? lane_write * bpp / write_bpp : bpp * per / r.nvme_w; };
+      if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(sb.optimizer), {{u, false}}, "optimizer", "optimizer states write");
       if (k.placement.params == Tier::kDevice) g.Add(Res::kH2D, sb.param * per / r.h2d, {{u, false}}, "optimizer", "param write-back h2d");
-      if (k.placement.params == Tier::kNvme) g.Add(Res::kNvmeWrite, sb.param * per / r.nvme_w, {{u, false}}, "optimizer", "param write nvme");
+      if (k.placement.params == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(sb.param), {{u, false}}, "optimizer", "param write nvme");
       last = u;
     }
   }

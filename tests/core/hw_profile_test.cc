@@ -73,6 +73,8 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   EXPECT_EQ(a.nvme_cpu_per_byte_s, b.nvme_cpu_per_byte_s);
   EXPECT_EQ(a.nvme_read_latency_s, b.nvme_read_latency_s);
   EXPECT_EQ(a.nvme_read_latency_busy_s, b.nvme_read_latency_busy_s);
+  ExpectSameCurve(a.nvme_lane_read_curve, b.nvme_lane_read_curve);
+  ExpectSameCurve(a.nvme_lane_write_curve, b.nvme_lane_write_curve);
   EXPECT_EQ(a.provenance, b.provenance);
   EXPECT_EQ(HwProfileToYaml(a), HwProfileToYaml(b));
 }
@@ -286,10 +288,30 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.coupling_curve_nvme = {{1e-4, 3.6e-4}, {3e-3, 4.4e-4}, {1e-2, 3.7e-4}};
   hw.nvme_read_latency_s = 2.3e-5;  // and the NVMe read latency, idle and with the cores busy
   hw.nvme_read_latency_busy_s = 6.1e-5;
+  hw.nvme_lane_read_curve = {{65536, 8.4e8}, {1 << 20, 2.07e9}};  // the NVMe lane by transfer size
+  hw.nvme_lane_write_curve = {{65536, 8.2e8}, {1 << 20, 2.1e9}};
   hw.description = "";
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());
   ExpectSameProfile(hw, Load(dir.File("c.yaml")));
+}
+
+TEST(HwProfile, NvmeLaneSecondsFromTheCurves) {
+  HwProfile hw;
+  EXPECT_FALSE(hw.HasNvmeLaneCurves());
+  EXPECT_EQ(hw.NvmeLaneSeconds(1 << 20, false), 0.0);  // not measured
+  hw.nvme_lane_read_curve = {{65536, 1e9}, {4 << 20, 2e9}};
+  hw.nvme_lane_write_curve = {{65536, 5e8}, {4 << 20, 1e9}};
+  EXPECT_TRUE(hw.HasNvmeLaneCurves());
+  EXPECT_DOUBLE_EQ(hw.NvmeLaneSeconds(65536, false), 65536 / 1e9);
+  EXPECT_DOUBLE_EQ(hw.NvmeLaneSeconds(65536, true), 65536 / 5e8);
+  // Below the first point: that point's time (the transfer's latency dominates).
+  EXPECT_DOUBLE_EQ(hw.NvmeLaneSeconds(4096, false), 65536 / 1e9);
+  // Between points: the rate log-linear in size (halfway in log: 512 KiB at 1.5 GB/s).
+  EXPECT_NEAR(hw.NvmeLaneSeconds(512 << 10, false), (512 << 10) / 1.5e9, 1e-12);
+  // Beyond the last: its rate.
+  EXPECT_DOUBLE_EQ(hw.NvmeLaneSeconds(64 << 20, true), (64 << 20) / 1e9);
+  EXPECT_EQ(hw.NvmeLaneSeconds(0, false), 0.0);
 }
 
 TEST(HwProfile, DefaultsForOptionalKeys) {
@@ -322,6 +344,7 @@ cpu: {adam_params_per_s: 1e9}
   EXPECT_EQ(hw.nvme_queue_depth, 8);
   EXPECT_TRUE(hw.provenance.empty());
   EXPECT_TRUE(hw.gemm_curve.empty());
+  EXPECT_FALSE(hw.HasNvmeLaneCurves());
 }
 
 TEST(HwProfile, BadFilesNameFileAndKey) {

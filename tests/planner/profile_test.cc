@@ -55,6 +55,18 @@ TEST(ProbeTiming, RoundSpreadIsTheMedianShapesSlowestOverFastestRound) {
   EXPECT_DOUBLE_EQ(RoundSpread({{2.0, 3.0, 2.5}, {1.0, 1.1, 1.0}, {1.0, 3.0}}), 1.5);
 }
 
+TEST(ProbeTiming, RoundsMeanLeavesStalledRoundsOut) {
+  EXPECT_EQ(RoundsMean({}), 0.0);
+  // Drift (here 20%) stays in the mean: a machine slow part of the time is slow for that part.
+  EXPECT_DOUBLE_EQ(RoundsMean({1.0, 1.2, 1.1}), 1.1);
+  // A round 100x slower than its shape's median round is a stall: left out.
+  EXPECT_DOUBLE_EQ(RoundsMean({1.0, 100.0, 1.2}), 1.1);
+  EXPECT_DOUBLE_EQ(RoundsMean({2.0, 1.0, 1.0}), 1.0);  // 2x: over the 1.5x line
+  EXPECT_DOUBLE_EQ(RoundsMean({1.4, 1.0, 1.0}), 3.4 / 3);  // 1.4x: kept
+  EXPECT_EQ(StalledRounds({{1.0, 100.0, 1.2}, {1.0, 1.2, 1.1}, {2.0, 1.0, 1.0}}), 2);
+  EXPECT_EQ(StalledRounds({}), 0);
+}
+
 TEST(ProfileProgress, ALogGetsWholeLinesEachProbesFirstAndLast) {
   if (::isatty(STDERR_FILENO) == 1) GTEST_SKIP() << "stderr is a terminal: the status-line mode (run under meson test)";
   ::testing::internal::CaptureStderr();
