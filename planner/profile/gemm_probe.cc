@@ -164,8 +164,8 @@ Status ProbeAttention(ProfileContext& ctx, HwProfile& hw) {
     const double hd = static_cast<double>(a.C) / a.H;
     const double fwd_flop = 4.0 * a.B * a.H * static_cast<double>(a.T) * a.T * hd;
     const double key = 4.0 * static_cast<double>(a.T) * a.T * hd;  // one head's forward FLOPs
-    curve.push_back({key, 3.0 * fwd_flop / Mean(total_t[si])});
-    fwd_curve.push_back({key, fwd_flop / Mean(fwd_t[si])});
+    curve.push_back({key, 3.0 * fwd_flop / RoundsMean(total_t[si])});
+    fwd_curve.push_back({key, fwd_flop / RoundsMean(fwd_t[si])});
     ctx.Progress("gemm", fmt::format("attention B {} T {} C {} H {}: {} effective", a.B, a.T, a.C, a.H,
                                      FormatFlops(curve.back().y)));
   }
@@ -279,8 +279,8 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   for (size_t si = 0; si < shapes.size(); ++si) {
     if (fwd_t[si].empty() || bwd_t[si].empty()) continue;  // cancelled before this shape
     const double flop = 2.0 * shapes[si].m * shapes[si].k * shapes[si].n;
-    curve.push_back({flop, flop / Mean(fwd_t[si])});
-    bwd_curve.push_back({flop, 2.0 * flop / Mean(bwd_t[si])});
+    curve.push_back({flop, flop / RoundsMean(fwd_t[si])});
+    bwd_curve.push_back({flop, 2.0 * flop / RoundsMean(bwd_t[si])});
     GemmTokenCurve& t = by_tokens[shapes[si].m];
     t.tokens = shapes[si].m;
     t.fwd.push_back(curve.back());
@@ -294,10 +294,14 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
   }
   // A noisy machine shows here first: the rounds of one shape should agree within a few percent.
   const double spread = RoundSpread(fwd_t);
+  const int stalled = StalledRounds(fwd_t) + StalledRounds(bwd_t);
   hw.provenance["device.gemm_token_curves"] = fmt::format(
       "measured: {}, the same GEMMs as gemm_curve and gemm_bwd_curve, one pair of curves per row count ({} counts); "
-      "rounds in shuffled orders, a shape's slowest round {:.1f}% slower than its fastest (median over shapes)",
-      ctx.Today(), hw.gemm_token_curves.size(), 100.0 * (spread - 1.0));
+      "rounds in shuffled orders, a shape's slowest round {:.1f}% slower than its fastest (median over shapes); {} of {} "
+      "shape-rounds left out as stalled (over {}x their shape's median round)",
+      ctx.Today(), hw.gemm_token_curves.size(), 100.0 * (spread - 1.0), stalled, 2 * kProbeRounds * shapes.size(), kStalledRound);
+  if (stalled > 0)
+    ctx.Progress("gemm", fmt::format("{} shape-rounds stalled (over {}x their shape's median round), left out", stalled, kStalledRound));
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
   // The probe's last line (a log keeps each probe's first and last).

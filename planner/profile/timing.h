@@ -8,9 +8,9 @@
 // of this VM had all its 1024-row shapes at 140 GFLOP/s against 220 for its neighbours, and
 // planned a step 1.44 s that the next profile planned at 0.97 s). Within a round a shape's
 // runs give their median (RoundMedian: an interrupt costs one run, not the round); across
-// rounds the GEMM and attention probes average those medians (Mean), as zrun averages its
-// steps: a machine slow a third of the time is slow in a third of a step's time, which a
-// median over the rounds would leave out.
+// rounds the GEMM and attention probes average those medians (RoundsMean), as zrun averages
+// its steps: a machine slow a third of the time is slow in a third of a step's time, which a
+// median over the rounds would leave out. A round stalled far beyond any drift is left out.
 #pragma once
 
 #include <algorithm>
@@ -52,6 +52,38 @@ inline double Mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+// A round more than kStalledRound x slower than the median of its shape's rounds was
+// stalled, not the machine's speed drifting (+-20% over minutes on this VM): the first
+// profile of run v31 (2026-12-06) had a 256 x 64 x 64 GEMM at 1.4 GFLOP/s forward and 0.8
+// backward against 129-131 and 96 in the profiles before and after it, and eight more points
+// at 2-78% of those profiles' rates, so one of their three rounds ran about 1.5-300x slower.
+// The planner then gave small-none-r1 a micro-batch of 8 (1024-row GEMMs, one of them hit)
+// and the calibration before each run read 1.46x. RoundsMean leaves such rounds out.
+inline constexpr double kStalledRound = 1.5;
+
+// The mean of a shape's round medians, leaving out stalled rounds (above); 0 for none.
+inline double RoundsMean(const std::vector<double>& rounds) {
+  const double med = Median(rounds);
+  double s = 0;
+  int n = 0;
+  for (double x : rounds)
+    if (x <= kStalledRound * med) {
+      s += x;
+      ++n;
+    }
+  return n ? s / n : 0.0;
+}
+
+// How many rounds RoundsMean leaves out over all shapes.
+inline int StalledRounds(const std::vector<std::vector<double>>& round_medians) {
+  int n = 0;
+  for (const std::vector<double>& r : round_medians) {
+    const double med = Median(r);
+    for (double x : r) n += x > kStalledRound * med ? 1 : 0;
+  }
+  return n;
 }
 
 // One round of a shape: times fn as TimeRuns does and returns the median of those runs.

@@ -163,6 +163,17 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_TRUE(hw->provenance.count("nvme.read_latency_busy_s"));
   EXPECT_GE(hw->nvme_read_latency_busy_s, 0.0);
   EXPECT_LT(hw->nvme_read_latency_busy_s, 0.1);
+  // The NVMe lane's rate by transfer size, reads and writes alternating (--quick: 3 sizes).
+  for (const auto* c : {&hw->nvme_lane_read_curve, &hw->nvme_lane_write_curve}) {
+    ASSERT_EQ(c->size(), 3u);
+    EXPECT_EQ((*c)[0].x, 64 << 10);
+    for (size_t i = 0; i < c->size(); ++i) {
+      EXPECT_GT((*c)[i].y, 1e6);
+      if (i) EXPECT_GT((*c)[i].x, (*c)[i - 1].x);
+    }
+  }
+  EXPECT_EQ(hw->provenance.at("nvme.lane_read_curve").rfind("measured:", 0), 0u);
+  EXPECT_TRUE(hw->provenance.count("nvme.lane_write_curve"));
   // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);
