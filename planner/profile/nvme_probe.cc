@@ -110,10 +110,9 @@ Result<LaneCurves> MeasureLane(Storage& store, PinnedBuffer& wbuf, PinnedBuffer&
   const std::vector<uint64_t> sizes = quick ? std::vector<uint64_t>{64 << 10, 1 << 20, 4 << 20}
                                             : std::vector<uint64_t>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
   const uint64_t per_round = quick ? (8ull << 20) : (32ull << 20);  // bytes each way per size and round
-  const int rounds = 3;
   std::vector<std::vector<double>> rd(sizes.size()), wr(sizes.size());
   volatile uint32_t sink = 0;
-  for (int round = 0; round < rounds && !ctx.cancelled(); ++round) {
+  for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
     for (size_t i = 0; i < sizes.size() && !ctx.cancelled(); ++i) {
       const uint64_t bytes = sizes[i], slots = file_bytes / bytes;
       const int n = static_cast<int>(std::clamp<uint64_t>(per_round / bytes, 4, 256));
@@ -294,8 +293,8 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     const std::string lane_method = fmt::format(
         "measured: {}, the same store at block {} depth {}: reads and writes of one size alternating at scattered offsets, "
         "each waited before the next and CRC-32C'd (as zrun's optimizer lane reads a group's states and writes the "
-        "previous group's); x = bytes of a transfer, y = x / its mean wall time, the median of 3 rounds; read/write: {}",
-        ctx.Today(), FormatBytes(static_cast<double>(pick->block)), pick->depth, pts);
+        "previous group's); x = bytes of a transfer, y = x / its mean wall time, the median of {} rounds; read/write: {}",
+        ctx.Today(), FormatBytes(static_cast<double>(pick->block)), pick->depth, kProbeRounds, pts);
     hw.provenance["nvme.lane_read_curve"] = lane_method;
     hw.provenance["nvme.lane_write_curve"] = lane_method;
     ctx.Progress("nvme", "lane read/write: " + pts);

@@ -85,6 +85,13 @@ struct Rates {
   double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes, with the cores busy
 };
 
+// One NVMe transfer of `bytes` (a rank's shard): at the lane curves' time for its size where
+// the profile has them, else its bytes at the bandwidth (plus the busy latency for a read).
+double NvmeTransferSeconds(const HwProfile& hw, const PlanKnobs& k, const Rates& r, double bytes, bool write) {
+  if (hw.HasNvmeLaneCurves()) return LaneTransferSeconds(hw, k, bytes, write);
+  return write ? bytes / r.nvme_w : r.nvme_lat + bytes / r.nvme_r;
+}
+
 // Runs a pass over ops[idx[...]]: compute tasks in order, each op's parameter fetch chain
 // (NVMe -> host, host -> device, allgather) issued ahead of use: stage s of op j is issued
 // when op j - depth_s begins. Earlier stages are at least as deep as later ones
@@ -112,8 +119,7 @@ class PassBuilder {
       int& t = stage_task[static_cast<size_t>(j)];
       const std::string name = keep ? op.name : std::string();
       if (st == 0 && k_.placement.params == Tier::kNvme) {
-        const double rd = hw_.HasNvmeLaneCurves() ? LaneTransferSeconds(hw_, k_, shard, false) : r_.nvme_lat + shard / r_.nvme_r;
-        t = g_.Add(Res::kNvmeRead, rd, {{trig, on_start}}, phase, name + " nvme->host");
+        t = g_.Add(Res::kNvmeRead, NvmeTransferSeconds(hw_, k_, r_, shard, false), {{trig, on_start}}, phase, name + " nvme->host");
         // CPU backend: the request's completion and CRC check on the cores.
         if (double cpu = NvmeCpuTime(hw_, k_, 1, shard); cpu > 0) t = g_.Add(Res::kCompute, cpu, {{t, false}}, phase, name + " nvme cpu");
       }
@@ -210,14 +216,11 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
                       if (k.placement.grads == Tier::kNvme) {
                         // Later micro-steps add to the shard written by the first: read it back.
-                        const bool lane = hw.HasNvmeLaneCurves();
                         if (micro > 0)
-                          t = g.Add(Res::kNvmeRead, lane ? LaneTransferSeconds(hw, k, gshard, false) : r.nvme_lat + gshard / r.nvme_r,
-                                    {{t, false}}, "backward", "grad nvme read");
+                          t = g.Add(Res::kNvmeRead, NvmeTransferSeconds(hw, k, r, gshard, false), {{t, false}}, "backward", "grad nvme read");
                         const double cpu = NvmeCpuTime(hw, k, micro > 0 ? 2 : 1, (micro > 0 ? 2 : 1) * gshard);
                         if (cpu > 0) t = g.Add(Res::kCompute, cpu, {{t, false}}, "backward", "grad nvme cpu");
-                        g.Add(Res::kNvmeWrite, lane ? LaneTransferSeconds(hw, k, gshard, true) : gshard / r.nvme_w, {{t, false}},
-                              "backward", "grad nvme write");
+                        g.Add(Res::kNvmeWrite, NvmeTransferSeconds(hw, k, r, gshard, true), {{t, false}}, "backward", "grad nvme write");
                       }
                     });
     }
@@ -252,6 +255,8 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
     const bool lane = hw.HasNvmeLaneCurves();
     const double lane_read = lane ? ShardsLaneSeconds(m, hw, k, read_bpp, false) / chunks : 0.0;
     const double lane_write = lane ? ShardsLaneSeconds(m, hw, k, write_bpp, true) / chunks : 0.0;
+    // With the lane curves the chunk's write time is split between its arrays by bytes.
+    auto write_s = [&](double bpp) { return lane ? lane_write * bpp / write_bpp : bpp * per / r.nvme_w; };
     std::vector<int> upd(static_cast<size_t>(chunks), -1);
     last = barrier;
     for (int c = 0; c < chunks; ++c) {
@@ -268,8 +273,6 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                     "optimizer", "cpu adam");
       upd[static_cast<size_t>(c)] = u;
       if (write_cpu > 0) g.Add(Res::kCompute, write_cpu, {{u, false}}, "optimizer", "optimizer states write cpu");
-      // With the lane curves the chunk's write time is split between its arrays by bytes.
-      auto write_s = [&](double bpp) { return lane ? lane_write * bpp / write_bpp : bpp * per / r.nvme_w; };
       if (k.placement.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(sb.optimizer), {{u, false}}, "optimizer", "optimizer states write");
       if (k.placement.params == Tier::kDevice) g.Add(Res::kH2D, sb.param * per / r.h2d, {{u, false}}, "optimizer", "param write-back h2d");
       if (k.placement.params == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(sb.param), {{u, false}}, "optimizer", "param write nvme");
