@@ -118,6 +118,11 @@ double HwProfile::CouplingPerCollective(double between_s, int lanes) const {
   return c->empty() ? 0.0 : Interpolate(*c, std::max(between_s, 1e-12), 0.0);
 }
 
+double HwProfile::FetchWakePerFetch(double between_s, bool nvme) const {
+  const std::vector<CurvePoint>& c = nvme && !fetch_wake_curve_nvme.empty() ? fetch_wake_curve_nvme : fetch_wake_curve_host;
+  return c.empty() ? 0.0 : Interpolate(c, std::max(between_s, 1e-12), 0.0);
+}
+
 double HwProfile::NvmeLaneSeconds(double bytes, bool write) const {
   const std::vector<CurvePoint>& c = write ? nvme_lane_write_curve : nvme_lane_read_curve;
   if (c.empty() || bytes <= 0) return 0.0;
@@ -138,7 +143,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "node.fetch_wake_curve_host", "node.fetch_wake_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s", "nvme.lane_read_curve", "nvme.lane_write_curve"};
   return keys;
@@ -176,6 +181,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.coupling_curve = ReadCurve(n, "coupling_curve");
   hw.coupling_curve_host = ReadCurve(n, "coupling_curve_host");
   hw.coupling_curve_nvme = ReadCurve(n, "coupling_curve_nvme");
+  hw.fetch_wake_curve_host = ReadCurve(n, "fetch_wake_curve_host");
+  hw.fetch_wake_curve_nvme = ReadCurve(n, "fetch_wake_curve_nvme");
   FieldReader d = r.Map("device");
   hw.device_name = d.String("name");
   hw.device_memory_bytes = d.Bytes("memory", 1 << 20, kMaxBytes);
@@ -269,6 +276,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "coupling_curve", hw.coupling_curve);
   WriteCurve(y, "coupling_curve_host", hw.coupling_curve_host);
   WriteCurve(y, "coupling_curve_nvme", hw.coupling_curve_nvme);
+  WriteCurve(y, "fetch_wake_curve_host", hw.fetch_wake_curve_host);
+  WriteCurve(y, "fetch_wake_curve_nvme", hw.fetch_wake_curve_nvme);
   y.End();
   y.Begin("device");
   y.Key("name", hw.device_name);

@@ -45,6 +45,12 @@ struct HwProfile {
   // on the host); _nvme: behind an NVMe read (its measured latency, waited), a copy and the
   // allgather, three lanes (params on NVMe). Each hand-off is a wake-up on the shared cores.
   std::vector<CurvePoint> coupling_curve, coupling_curve_host, coupling_curve_nvme;
+  // CPU backend, optional: what a parameter fetch's lane hand-offs cost a rank whose kernels'
+  // threads hold every core it may use (no more ranks than cores), keyed by the compute
+  // between fetches (x: seconds; y: extra seconds per fetch): _host, a copy lane alone
+  // (params on the host); _nvme, an NVMe lane job (its measured latency) then the copy lane.
+  // Empty: not modelled. Used for plans with params off the device and ranks <= cores.
+  std::vector<CurvePoint> fetch_wake_curve_host, fetch_wake_curve_nvme;
   double host_memory_bytes = 0;     // usable host memory per node
   double nvme_capacity_bytes = 0;   // per node
   // device
@@ -158,6 +164,10 @@ struct HwProfile {
   // chain each collective waits behind (1 device, 2 host, 3 NVMe params); the curve of the
   // longest measured chain up to it.
   double CouplingPerCollective(double between_s, int lanes = 1) const;
+  // Extra seconds per parameter fetch from fetch_wake_curve_nvme (nvme) or _host at
+  // `between_s` of compute between fetches (flat beyond the measured points); 0 without it.
+  double FetchWakePerFetch(double between_s, bool nvme) const;
+  bool HasFetchWake() const { return !fetch_wake_curve_host.empty() || !fetch_wake_curve_nvme.empty(); }
   // Whether any coupling curve was measured.
   bool HasCoupling() const {
     return !coupling_curve.empty() || !coupling_curve_host.empty() || !coupling_curve_nvme.empty();

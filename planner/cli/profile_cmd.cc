@@ -89,7 +89,7 @@ void RegisterProfile(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("--name", args->name, "profile name (default: measured-<hostname>)");
   cmd->add_option("--threads", args->threads, "threads for compute probes (default: all cores)")->check(CLI::Range(0, 4096));
   cmd->add_option("--only", args->only,
-                  "re-measure only these probes (collectives, memory, gemm, copy, nvme, adam, overhead, scheduler, coupling; comma-separated) "
+                  "re-measure only these probes (collectives, memory, gemm, copy, nvme, adam, overhead, scheduler, coupling, wake; comma-separated) "
                   "into the --update profile, keeping its other figures")
       ->delimiter(',');
   cmd->add_option("--update", args->update,

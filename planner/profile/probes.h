@@ -34,6 +34,7 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw);   // overhead_probe.
 Status ProbeElementwiseKernels(ProfileContext& ctx, Backend& be, HwProfile& hw);
 Status ProbeScheduler(ProfileContext& ctx, HwProfile& hw);    // scheduler_probe.cc
 Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw);     // coupling_probe.cc
+Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw);    // fetch_wake_probe.cc
 Status ProbeCollectives(ProfileContext& ctx, HwProfile& hw);  // collective_probe.cc
 Status ProbeCuda(ProfileContext& ctx, HwProfile& hw);         // cuda_probe.cc (ZINF_PROFILE_BACKEND=cuda)
 

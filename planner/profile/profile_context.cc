@@ -106,7 +106,7 @@ std::vector<Probe> AllProbes() {
   return {{"collectives", ProbeCollectives}, {"memory", ProbeHostMemory}, {"gemm", ProbeGemm},
           {"copy", ProbeDeviceCopy},         {"nvme", ProbeNvme},         {"adam", ProbeAdam},
           {"overhead", ProbeOpOverhead},     {"scheduler", ProbeScheduler}, {"coupling", ProbeCoupling},
-          {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
+          {"wake", ProbeFetchWake},          {"cuda", ProbeCuda}};  // last: overrides the device values when ZINF_PROFILE_BACKEND=cuda
 }
 
 int64_t CpuDevicesPerNode(int64_t cores, int threads) {

@@ -66,6 +66,8 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   ExpectSameCurve(a.coupling_curve, b.coupling_curve);
   ExpectSameCurve(a.coupling_curve_host, b.coupling_curve_host);
   ExpectSameCurve(a.coupling_curve_nvme, b.coupling_curve_nvme);
+  ExpectSameCurve(a.fetch_wake_curve_host, b.fetch_wake_curve_host);
+  ExpectSameCurve(a.fetch_wake_curve_nvme, b.fetch_wake_curve_nvme);
   EXPECT_EQ(a.cpu_adam_params_per_s, b.cpu_adam_params_per_s);
   EXPECT_EQ(a.nvme_block_size, b.nvme_block_size);
   EXPECT_EQ(a.nvme_queue_depth, b.nvme_queue_depth);
@@ -286,6 +288,8 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.coupling_curve = {{1e-4, 1.1e-4}, {1e-2, 2.5e-4}};  // one curve per fetch chain, kept apart
   hw.coupling_curve_host = {{1e-4, 2.1e-4}, {1e-2, 4.2e-4}};
   hw.coupling_curve_nvme = {{1e-4, 3.6e-4}, {3e-3, 4.4e-4}, {1e-2, 3.7e-4}};
+  hw.fetch_wake_curve_host = {{9e-5, 1.4e-5}, {1e-3, 2e-5}};  // one rank's fetch hand-offs, per chain
+  hw.fetch_wake_curve_nvme = {{9e-5, 7.7e-5}, {1e-3, 6.8e-5}, {1e-2, 3.2e-4}};
   hw.nvme_read_latency_s = 2.3e-5;  // and the NVMe read latency, idle and with the cores busy
   hw.nvme_read_latency_busy_s = 6.1e-5;
   hw.nvme_lane_read_curve = {{65536, 8.4e8}, {1 << 20, 2.07e9}};  // the NVMe lane by transfer size
@@ -294,6 +298,20 @@ TEST(HwProfile, CurvesRoundTrip) {
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());
   ExpectSameProfile(hw, Load(dir.File("c.yaml")));
+}
+
+TEST(HwProfile, FetchWakePerFetchFromTheCurves) {
+  HwProfile hw;
+  EXPECT_FALSE(hw.HasFetchWake());
+  EXPECT_EQ(hw.FetchWakePerFetch(1e-3, true), 0.0);  // not measured
+  hw.fetch_wake_curve_host = {{1e-4, 10e-6}, {1e-2, 30e-6}};
+  EXPECT_TRUE(hw.HasFetchWake());
+  EXPECT_NEAR(hw.FetchWakePerFetch(1e-3, false), 20e-6, 1e-12);  // log-linear halfway
+  EXPECT_NEAR(hw.FetchWakePerFetch(1e-3, true), 20e-6, 1e-12);   // no NVMe chain measured: the copy lane's
+  hw.fetch_wake_curve_nvme = {{1e-4, 100e-6}, {1e-2, 60e-6}};
+  EXPECT_NEAR(hw.FetchWakePerFetch(1e-3, true), 80e-6, 1e-12);
+  EXPECT_NEAR(hw.FetchWakePerFetch(1e-6, true), 100e-6, 1e-12);  // flat beyond the points
+  EXPECT_NEAR(hw.FetchWakePerFetch(1.0, false), 30e-6, 1e-12);
 }
 
 TEST(HwProfile, NvmeLaneSecondsFromTheCurves) {

@@ -134,7 +134,10 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   const std::pair<const char*, const std::vector<CurvePoint>*> curves[] = {
       {"node.coupling_curve", &hw->coupling_curve},
       {"node.coupling_curve_host", &hw->coupling_curve_host},
-      {"node.coupling_curve_nvme", &hw->coupling_curve_nvme}};
+      {"node.coupling_curve_nvme", &hw->coupling_curve_nvme},
+      // And one rank's fetch hand-offs beside its GEMMs, per chain (--quick: two points).
+      {"node.fetch_wake_curve_host", &hw->fetch_wake_curve_host},
+      {"node.fetch_wake_curve_nvme", &hw->fetch_wake_curve_nvme}};
   for (const auto& [key, curve] : curves) {
     SCOPED_TRACE(key);
     const std::vector<CurvePoint>& c = *curve;
