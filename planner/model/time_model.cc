@@ -83,7 +83,7 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
 namespace {
 // One micro-step of a rank: its collectives (0 with one rank) and its compute, recompute included.
 struct MicroStepWork {
-  double collectives = 0, compute_s = 0;
+  double collectives = 0, compute_s = 0, fetches = 0;
 };
 
 MicroStepWork MicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
@@ -95,6 +95,7 @@ MicroStepWork MicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vecto
     w.compute_s += op.fwd_s + op.bwd_s + (again ? op.fwd_s : 0.0);
     // Forward and backward allgathers, the gradient's reduce-scatter, the recompute's allgather.
     if (gathers && op.params > 0) w.collectives += again ? 4 : 3;
+    if (op.params > 0) w.fetches += again ? 3 : 2;  // forward, backward (, recompute)
   }
   return w;
 }
@@ -110,6 +111,16 @@ double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const Plan
   // Each collective waits behind the parameters' fetch chain: 1 lane (device), 2 (host), 3 (NVMe).
   const int lanes = k.placement.params == Tier::kNvme ? 3 : k.placement.params == Tier::kHost ? 2 : 1;
   return w.collectives > 0 ? hw.CouplingPerCollective(w.compute_s / w.collectives, lanes) : 0.0;
+}
+
+double ParamFetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
+  return MicroStep(m, k, ops).fetches;
+}
+
+double FetchWakePerFetch(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
+  if (hw.backend != "cpu" || !hw.HasFetchWake() || k.placement.params == Tier::kDevice || CpuOversubscribed(hw, k)) return 0.0;
+  const MicroStepWork w = MicroStep(m, k, ops);
+  return w.fetches > 0 ? hw.FetchWakePerFetch(w.compute_s / w.fetches, k.placement.params == Tier::kNvme) : 0.0;
 }
 
 double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read) {
@@ -169,6 +180,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
   if (hw.HasCoupling() && CpuOversubscribed(hw, k)) {  // spares the op build otherwise
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
+  }
+  if (hw.HasFetchWake() && pl.params != Tier::kDevice) {  // CPU backend, ranks <= cores: lane hand-offs
+    const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
+    busy["compute"] += ga * ParamFetchesPerMicroStep(m, k, ops) * FetchWakePerFetch(m, hw, k, ops);
   }
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
   busy["compute"] += ga * GradHandOffTime(hw, k, sb.grad * P / dp);

@@ -55,6 +55,12 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
 // collectives, the micro-step's compute over its collectives (forward, recompute and
 // backward allgathers, reduce-scatters), from `ops` (BuildForwardOps). 0 otherwise.
 double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
+// CPU backend, params off the device, no more ranks per node than cores: the extra seconds each
+// parameter fetch's lane hand-offs cost (the profile's fetch wake curve at the compute between
+// a micro-step's fetches); 0 otherwise. Charged on the cores with the fetch's copy.
+double FetchWakePerFetch(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
+// Parameter fetches (one per parameter group and pass, the recompute's included) per micro-step.
+double ParamFetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops);
 // Collectives one rank issues per micro-step (0 with one rank).
 double CollectivesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops);
 

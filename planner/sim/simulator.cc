@@ -83,6 +83,7 @@ struct Rates {
   double w, dp, nvme_r, nvme_w, h2d, d2h;
   double coupling;  // CPU backend, more ranks than cores: added to every collective
   double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes, with the cores busy
+  double fetch_wake;  // CPU backend, ranks <= cores: each fetch's lane hand-offs, on the cores with its copy
 };
 
 // One NVMe transfer of `bytes` (a rank's shard): at the lane curves' time for its size where
@@ -124,7 +125,7 @@ class PassBuilder {
         if (double cpu = NvmeCpuTime(hw_, k_, 1, shard); cpu > 0) t = g_.Add(Res::kCompute, cpu, {{t, false}}, phase, name + " nvme cpu");
       }
       if (st == 1 && k_.placement.params != Tier::kDevice)
-        t = g_.Add(Res::kH2D, shard / r_.h2d, {{t, false}, {trig, on_start}}, phase, name + " h2d");
+        t = g_.Add(Res::kH2D, shard / r_.h2d + r_.fetch_wake, {{t, false}, {trig, on_start}}, phase, name + " h2d");
       if (st == 2 && k_.dp() > 1)
         t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params) + r_.coupling, {{t, false}, {trig, on_start}}, phase,
                    name + " allgather");
@@ -164,7 +165,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
-          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0};
+          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0, FetchWakePerFetch(m, hw, k, ops)};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.

@@ -405,6 +405,61 @@ TEST(Simulator, CpuCouplingFollowsTheParametersFetchChain) {
   EXPECT_DOUBLE_EQ(SimulateStep(m, hw, k, {}).step_s, SimulateStep(m, no_nvme, k, {}).step_s);
 }
 
+// CPU backend, no more ranks than cores, params off the device: every parameter fetch (forward,
+// backward, the recompute's) pays node.fetch_wake_curve_host (params on the host) or _nvme at
+// the compute between fetches, on the cores with the fetch's copy; the analytic model adds the
+// same to the compute. Params on the device, more ranks than cores, or no curve: nothing.
+TEST(Simulator, CpuFetchWakeAddsToEveryFetchOnTheCores) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = TwoCoreCpu();
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.grad_accum = 1;
+  k.ckpt_interval = 2;  // layers 0-1 recomputed: their ops are fetched a third time
+  k.placement.params = Tier::kHost;
+  k.placement.grads = Tier::kHost;
+  k.placement.optimizer = Tier::kHost;
+  const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
+  double fetches = 0, compute = 0;
+  for (const Op& op : ops) {
+    const bool rec = op.in_block && op.layer < RecomputedLayers(m, k);
+    compute += op.fwd_s + op.bwd_s + (rec ? op.fwd_s : 0);
+    if (op.params > 0) fetches += rec ? 3 : 2;
+  }
+  EXPECT_DOUBLE_EQ(ParamFetchesPerMicroStep(m, k, ops), fetches);
+  const double between = compute / fetches;
+  hw.fetch_wake_curve_host = {{between / 4, 20e-6}, {between * 4, 40e-6}};
+  hw.fetch_wake_curve_nvme = {{between / 4, 100e-6}, {between * 4, 100e-6}};
+  EXPECT_NEAR(FetchWakePerFetch(m, hw, k, ops), 30e-6, 1e-12);  // log-linear halfway
+  HwProfile none = hw;
+  none.fetch_wake_curve_host.clear();
+  none.fetch_wake_curve_nvme.clear();
+  SimOptions keep;
+  keep.keep_tasks = true;
+  auto h2d = [&](const HwProfile& h, const PlanKnobs& kk) {
+    double s = 0, count = 0;
+    for (const SimTask& t : SimulateStep(m, h, kk, keep).tasks)
+      if (t.res == Res::kH2D && t.phase != std::string("optimizer")) s += t.dur_s, count += 1;
+    EXPECT_EQ(count, fetches);
+    return s;
+  };
+  EXPECT_NEAR(h2d(hw, k) - h2d(none, k), fetches * 30e-6, 1e-9);
+  EXPECT_NEAR(EstimateTime(m, hw, k).busy_s.at("compute") - EstimateTime(m, none, k).busy_s.at("compute"), fetches * 30e-6, 1e-9);
+  // The copies queue with compute here, so the step grows by the hand-offs (nothing else moves).
+  EXPECT_NEAR(SimulateStep(m, hw, k, {}).step_s - SimulateStep(m, none, k, {}).step_s, fetches * 30e-6, 1e-9);
+  PlanKnobs nv = k;  // params on NVMe: the NVMe chain's curve
+  nv.placement.params = Tier::kNvme;
+  EXPECT_NEAR(FetchWakePerFetch(m, hw, nv, BuildForwardOps(m, hw, nv, false)), 100e-6, 1e-12);
+  PlanKnobs dev = k;  // params on the device: no fetch chain
+  dev.placement.params = Tier::kDevice;
+  EXPECT_EQ(FetchWakePerFetch(m, hw, dev, BuildForwardOps(m, hw, dev, false)), 0.0);
+  PlanKnobs four = k;  // more ranks than cores: the coupling curves model it instead
+  four.gpus_per_node = 4;
+  EXPECT_EQ(FetchWakePerFetch(m, hw, four, BuildForwardOps(m, hw, four, false)), 0.0);
+  HwProfile gpu = hw;  // a GPU's lanes have host cores of their own
+  gpu.backend = "cuda";
+  EXPECT_EQ(FetchWakePerFetch(m, gpu, k, BuildForwardOps(m, gpu, k, false)), 0.0);
+}
+
 TEST(Simulator, PrefetchHidesFetches) {
   HwProfile hw = Dgx2();
   ModelSpec m = Gpt(24, 2048, 16);
