@@ -181,7 +181,7 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
   }
-  if (hw.HasFetchWake() && pl.params != Tier::kDevice) {  // CPU backend, ranks <= cores: lane hand-offs
+  if (hw.HasFetchWake() && pl.params != Tier::kDevice && !CpuOversubscribed(hw, k)) {  // spares the op build otherwise
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["compute"] += ga * ParamFetchesPerMicroStep(m, k, ops) * FetchWakePerFetch(m, hw, k, ops);
   }

@@ -65,7 +65,7 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
   ZINF_ASSIGN_OR_RETURN(DeviceBuffer x, be->AllocBuffer(size_t{kM} * kK * 4));
   ZINF_ASSIGN_OR_RETURN(DeviceBuffer w, be->AllocBuffer(size_t{kN} * kK * 4));
   ZINF_ASSIGN_OR_RETURN(DeviceBuffer y, be->AllocBuffer(size_t{kM} * kN * 4));
-  std::vector<float> ones(size_t{kN} * kK > size_t{kM} * kK ? size_t{kN} * kK : size_t{kM} * kK, 0.01f);
+  std::vector<float> ones(std::max(size_t{kM}, size_t{kN}) * kK, 0.01f);
   ZINF_RETURN_IF_ERROR(be->CopyH2D(x.data(), ones.data(), size_t{kM} * kK * 4));
   ZINF_RETURN_IF_ERROR(be->CopyH2D(w.data(), ones.data(), size_t{kN} * kK * 4));
   auto gemm = [&] { be->Gemm(false, true, kM, kN, kK, 1.f, x.as<float>(), kK, w.as<float>(), kK, 0.f, y.as<float>(), kN); };
