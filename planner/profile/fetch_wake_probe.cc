@@ -91,9 +91,14 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
   Lane nvme("zinf:nvme_read"), copy("zinf:h2d");
   std::vector<float> host(kPayloadFloats, 1.0f), dev(kPayloadFloats);
   std::vector<CurvePoint> curves[2];
+  int prev_reps = 0;
   for (size_t t = 0; t < targets.size() && !ctx.cancelled(); ++t) {
-    const int reps = std::max(1, static_cast<int>(targets[t] / gemm_s + 0.5));
-    const int iters = std::max(10, static_cast<int>(secs / targets[t]));
+    // GEMMs per iteration for this target; where one GEMM already exceeds the shorter targets
+    // (a slow machine, a sanitizer build), each point still does more work than the last.
+    int reps = std::max(1, static_cast<int>(targets[t] / gemm_s + 0.5));
+    if (reps <= prev_reps) reps = prev_reps * std::max(2, static_cast<int>(targets[t] / targets[t - 1] + 0.5));
+    prev_reps = reps;
+    const int iters = std::max(10, static_cast<int>(secs / (reps * gemm_s)));
     std::vector<double> indep, diff[2];
     for (int p = 0; p < pairs; ++p) {
       double wall[3] = {0, 0, 0};
