@@ -28,9 +28,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstring>
-#include <ctime>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -39,6 +36,7 @@
 #include "executor/comm/shm_comm.h"
 #include "executor/train/compute_priority.h"
 #include "executor/zero3/lane.h"
+#include "planner/profile/lane_fetch.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -73,19 +71,7 @@ struct Run {
 // copy, the allgather; returns the last stage's signal.
 SignalPtr Fetch(Comm& c, Lane* const* lane, int lanes, double nvme_wait_s, float* host, float* dev, float* gathered) {
   SignalPtr prev;
-  if (lanes >= 3)
-    prev = lane[0]->Submit([nvme_wait_s, host] {
-      timespec ts{static_cast<time_t>(nvme_wait_s), static_cast<long>((nvme_wait_s - std::floor(nvme_wait_s)) * 1e9)};
-      ::nanosleep(&ts, nullptr);
-      host[0] += 1.0f;
-      return Status::Ok();
-    });
-  if (lanes >= 2)
-    prev = lane[1]->Submit([prev, host, dev] {
-      if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
-      std::memcpy(dev, host, kPayloadFloats * sizeof(float));
-      return Status::Ok();
-    });
+  if (lanes >= 2) prev = SubmitCopyFetch(*lane[0], *lane[1], lanes >= 3 ? nvme_wait_s : 0.0, host, dev, kPayloadFloats);
   return lane[2]->Submit([prev, &c, dev, gathered] {
     if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
     return c.AllGather(dev, kPayloadFloats, gathered);

@@ -20,12 +20,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "executor/backend/cpu/cpu_backend.h"
 #include "executor/zero3/lane.h"
+#include "planner/profile/lane_fetch.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -37,23 +36,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kM = 256, kK = 128, kN = 256;  // the unit of work: one small linear's GEMM
 constexpr size_t kPayloadFloats = 256;        // 1 KiB: the copy is negligible
 
-// One fetch through the lanes: with `nvme_wait_s` > 0 an NVMe lane job sleeping that long
-// (a read's latency blocks its lane) first, then the copy; returns the copy's signal.
-SignalPtr Fetch(Lane& nvme, Lane& copy, double nvme_wait_s, float* host, float* dev) {
-  SignalPtr prev;
-  if (nvme_wait_s > 0)
-    prev = nvme.Submit([nvme_wait_s, host] {
-      const timespec ts{static_cast<time_t>(nvme_wait_s), static_cast<long>((nvme_wait_s - std::floor(nvme_wait_s)) * 1e9)};
-      ::nanosleep(&ts, nullptr);
-      host[0] += 1.0f;
-      return Status::Ok();
-    });
-  return copy.Submit([prev, host, dev] {
-    if (prev) ZINF_RETURN_IF_ERROR(prev->Wait());
-    std::memcpy(dev, host, kPayloadFloats * sizeof(float));
-    return Status::Ok();
-  });
-}
 }  // namespace
 
 Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
@@ -106,12 +88,12 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
         const double wait = chain == 2 ? nvme_wait_s : 0.0;
         const Clock::time_point t0 = Clock::now();
         SignalPtr next;
-        if (chain > 0) next = Fetch(nvme, copy, wait, host.data(), dev.data());
+        if (chain > 0) next = SubmitCopyFetch(nvme, copy, wait, host.data(), dev.data(), kPayloadFloats);
         for (int it = 0; it < iters; ++it) {
           for (int r = 0; r < reps; ++r) gemm();
           if (chain > 0) {
             ZINF_RETURN_IF_ERROR(next->Wait());
-            next = Fetch(nvme, copy, wait, host.data(), dev.data());
+            next = SubmitCopyFetch(nvme, copy, wait, host.data(), dev.data(), kPayloadFloats);
           }
         }
         if (next) ZINF_RETURN_IF_ERROR(next->Wait());
