@@ -215,9 +215,14 @@ def main():
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
-    def report_run(name, st, sp):
-        """One run of a configuration (with --repeat), against the plan it was run with."""
+    def report_run(name, st, sp, summary):
+        """One run of a configuration (with --repeat), against the plan it was run with; and,
+        where zrun checked the drive (NVMe plans), the drive's speeds against the profile's
+        lane curves (a diagnostic: not used in any prediction here)."""
         at = f"   compute at {sp[0]:.2f}x: predicted {sp[1]:.4f} s, error {err(st['measured'], sp[1]):+6.1f}%" if sp else ""
+        dr = section(summary, "drive_speed")
+        if dr.get("checks"):
+            at += f"   drive read {dr['read']:.2f}x, write {dr['write']:.2f}x"
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
               f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
 
@@ -323,7 +328,7 @@ def main():
             if args.repeat == 1:
                 report(row)
             else:
-                report_run(name, st, sp)
+                report_run(name, st, sp, summary)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
         # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
@@ -351,7 +356,7 @@ def main():
                 note_skew(row)
                 note_cpu(row, summary)
                 note_speed(row, results)
-                report_run(row["config"], st, sp)
+                report_run(row["config"], st, sp, summary)
         if args.repeat > 1:
             for row in rows:
                 results = runs[row["config"]][2]

@@ -5,16 +5,6 @@
 
 namespace zinf {
 
-void SpeedTotals::Add(double expected, double measured) {
-  if (measured <= 0) return;
-  const double r = expected / measured;
-  min = checks == 0 ? r : std::min(min, r);
-  max = checks == 0 ? r : std::max(max, r);
-  ++checks;
-  expected_s += expected;
-  measured_s += measured;
-}
-
 std::vector<SpeedCheck::Linear> SpeedCheck::PlanLinears(const Plan& plan, const HwProfile& hw) {
   const ModelSpec& m = plan.model;
   const PlanKnobs& k = plan.knobs;

@@ -12,19 +12,11 @@
 
 #include "core/hw_profile.h"
 #include "core/plan.h"
+#include "core/speed_totals.h"
 #include "core/status.h"
 #include "executor/backend/backend.h"
 
 namespace zinf {
-
-// Checks so far: the time-weighted ratio and the range of single checks.
-struct SpeedTotals {
-  int checks = 0;
-  double expected_s = 0, measured_s = 0;
-  double min = 0, max = 0;  // of single checks' ratios
-  void Add(double expected, double measured);
-  double Ratio() const { return measured_s > 0 ? expected_s / measured_s : 0.0; }
-};
 
 class SpeedCheck {
  public:

@@ -116,6 +116,19 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
     y.Key("max", s.speed.max);
     y.End();
   }
+  if (s.drive_read.checks > 0) {
+    y.Begin("drive_speed");
+    y.Comment("4 MiB NVMe reads and writes alternating between steps (rank 0, the others waiting) against the profile's");
+    y.Comment("lane curves: 1 = as fast as profiled (zplan simulate --nvme-read-speed/--nvme-write-speed)");
+    y.Key("read", s.drive_read.Ratio());
+    y.Key("write", s.drive_write.Ratio());
+    y.Key("checks", static_cast<int64_t>(s.drive_read.checks));
+    y.Key("read_min", s.drive_read.min);
+    y.Key("read_max", s.drive_read.max);
+    y.Key("write_min", s.drive_write.min);
+    y.Key("write_max", s.drive_write.max);
+    y.End();
+  }
   y.Begin("phases_s");
   y.Key("forward_backward", s.measured_fwd_bwd_s);
   y.Key("drain", s.measured_drain_s);

@@ -7,6 +7,7 @@
 
 #include "core/cpu_clock.h"
 #include "core/plan.h"
+#include "core/speed_totals.h"
 #include "executor/backend/speed_check.h"
 #include "executor/train/trainer.h"
 
@@ -44,6 +45,7 @@ struct RunSummary {
   double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
   CpuPerStep cpu;
   SpeedTotals speed;  // compute-speed checks (none: checks == 0)
+  SpeedTotals drive_read, drive_write;  // drive-speed checks (none: checks == 0)
 };
 
 // The NVMe bound of one step: its bytes read and written (mean over the steps after the first,

@@ -28,6 +28,7 @@
 #include "executor/train/compute_priority.h"
 #include "executor/train/test_hooks.h"
 #include "executor/backend/speed_check.h"
+#include "executor/storage/drive_check.h"
 #include "executor/train/trainer.h"
 #include "executor/zrun/run_report.h"
 #include "reports/chrome_trace.h"
@@ -171,7 +172,19 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   if (a.speed_checks > 0 && rank == 0 && hw.ok()) {
     ZINF_ASSIGN_OR_RETURN(speed, SpeedCheck::Create(&t.backend(), plan, *hw));
   }
-  float checking = speed ? 1.0f : 0.0f;
+  // Drive-speed checks beside them where the plan puts anything on NVMe: a few reads and
+  // writes of the lane curves' kind through a store of the plan's settings, in its directory.
+  std::unique_ptr<DriveCheck> drive;
+  const Placement& pl = plan.knobs.placement;
+  if (a.speed_checks > 0 && rank == 0 && hw.ok() &&
+      (pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme)) {
+    DriveCheckOptions dco;
+    dco.dir = a.nvme_dir.empty() ? plan.knobs.nvme_dir : a.nvme_dir;
+    dco.io.block_size_bytes = static_cast<uint64_t>(plan.knobs.nvme_block_size);
+    dco.io.queue_depth = static_cast<uint32_t>(plan.knobs.nvme_queue_depth);
+    ZINF_ASSIGN_OR_RETURN(drive, DriveCheck::Create(dco, *hw));
+  }
+  float checking = speed || drive ? 1.0f : 0.0f;
   if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Broadcast(&checking, 1, 0));
   const int64_t every = std::max<int64_t>(1, (a.steps - t.start_step()) / std::max(1, a.speed_checks));
   CpuSnapshot cpu_checks;  // what the checks cost, left out of the CPU per step
@@ -179,6 +192,7 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
     const CpuSnapshot before = cpu_now();
     if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
     if (speed) speed->Run();
+    if (drive) ZINF_RETURN_IF_ERROR(drive->Run());
     if (comm.size() > 1) ZINF_RETURN_IF_ERROR(comm.Barrier());
     AddCpuBetween(&cpu_checks, before, cpu_now());
     return Status::Ok();
@@ -234,6 +248,10 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.nvme_bytes = t.engine().nvme_bytes();
   sum.io = t.engine().stats();
   if (speed) sum.speed = speed->totals();
+  if (drive) {
+    sum.drive_read = drive->read_totals();
+    sum.drive_write = drive->write_totals();
+  }
   if (hw.ok()) {  // each rank's share of the node's drive
     const double g = static_cast<double>(plan.knobs.gpus_per_node);
     sum.nvme_read_bw = hw->nvme_read_bw_node > 0 ? hw->nvme_read_bw_node / g : hw->nvme_read_bw;
@@ -256,6 +274,9 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   if (sum.speed.checks > 0)
     std::printf("  compute ran at %.2fx the profile's GEMM rates (%d checks between steps: %.2f .. %.2f)\n", sum.speed.Ratio(),
                 sum.speed.checks, sum.speed.min, sum.speed.max);
+  if (sum.drive_read.checks > 0)
+    std::printf("  the drive read at %.2fx and wrote at %.2fx the profile's lane rates (%d checks between steps)\n",
+                sum.drive_read.Ratio(), sum.drive_write.Ratio(), sum.drive_read.checks);
   if (const NvmeBound nb = NvmeBoundPerStep(sum); nb.bound_s > 0)
     std::printf("  nvme %s read + %s written per step: bound %s at the profile's bandwidths; step/bound %.2f\n",
                 FormatBytes(nb.read_bytes).c_str(), FormatBytes(nb.write_bytes).c_str(), FormatSeconds(nb.bound_s).c_str(),
@@ -315,7 +336,9 @@ int main(int argc, char** argv) {
   app.add_option("--speed-checks", a.speed_checks,
                  "CPU backend: times to check the compute's speed against the plan's profile between steps (the plan's "
                  "linear GEMMs on rank 0, the other ranks waiting; at least 20 ms each, not counted in the step times; "
-                 "reported as compute_speed in summary.yaml; 0: none)")
+                 "reported as compute_speed in summary.yaml); where the plan puts anything on NVMe, also the drive's "
+                 "(4 reads and 4 writes of 4 MiB on rank 0 through a store of the plan's settings, against the profile's "
+                 "lane curves; reported as drive_speed; any backend); 0: none")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", a.quiet, "no progress line");
   app.add_flag("--allow-backend-mismatch", a.allow_backend_mismatch, "run a plan made for another backend on the CPU backend");

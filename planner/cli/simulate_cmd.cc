@@ -22,6 +22,7 @@ struct SimulateArgs {
   // in a zrun output directory would otherwise overwrite.
   std::string trace = "sim-trace.json";
   double compute_speed = 0;  // 0: the plan's (prediction.compute_speed; 1 unless planned with --calibrate)
+  double nvme_read_speed = 1, nvme_write_speed = 1;
 };
 
 int RunSimulate(const SimulateArgs& a) {
@@ -37,6 +38,11 @@ int RunSimulate(const SimulateArgs& a) {
     *hw = AtComputeSpeed(*hw, speed);
     std::printf("zplan simulate: compute at %.3fx the profile's speed%s\n", speed,
                 a.compute_speed > 0 ? "" : " (the plan's calibration)");
+  }
+  if (a.nvme_read_speed != 1.0 || a.nvme_write_speed != 1.0) {
+    *hw = AtDriveSpeed(*hw, a.nvme_read_speed, a.nvme_write_speed);
+    std::printf("zplan simulate: the drive reading at %.3fx and writing at %.3fx the profile's speed\n", a.nvme_read_speed,
+                a.nvme_write_speed);
   }
   SimOptions o;
   o.keep_tasks = true;
@@ -78,6 +84,13 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
                   "or the collectives' figures (default: the plan's prediction.compute_speed, 1 unless planned with "
                   "--calibrate)")
       ->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--nvme-read-speed", args->nvme_read_speed,
+                  "simulate with the drive reading this many times as fast as profiled (zrun's summary.yaml drive_speed."
+                  "read: its checks between steps); scales the NVMe read bandwidths, not the latency")
+      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+  cmd->add_option("--nvme-write-speed", args->nvme_write_speed,
+                  "as --nvme-read-speed, for writes (summary.yaml drive_speed.write)")
+      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
   cmd->callback([args, set_rc] { set_rc(RunSimulate(*args)); });
 }
 

@@ -41,4 +41,16 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
   return hw;
 }
 
+HwProfile AtDriveSpeed(HwProfile hw, double read, double write) {
+  if (read <= 0 || write <= 0 || (read == 1.0 && write == 1.0)) return hw;
+  hw.nvme_read_bw *= read;
+  hw.nvme_read_bw_node *= read;
+  hw.nvme_write_bw *= write;
+  hw.nvme_write_bw_node *= write;
+  Scale(hw.nvme_lane_read_curve, read);
+  Scale(hw.nvme_lane_write_curve, write);
+  hw.description += fmt::format(" (drive reading at {:.3f}x and writing at {:.3f}x its measured speed)", read, write);
+  return hw;
+}
+
 }  // namespace zinf

@@ -1,6 +1,8 @@
 // A profile at another compute speed: what the plan would take on this machine while its
 // compute runs `speed` times as fast as when it was profiled (zrun's compute_speed check
-// measures that ratio between steps). For `zplan simulate --compute-speed`.
+// measures that ratio between steps), or while its drive reads and writes at other speeds
+// (zrun's drive_speed check). For `zplan simulate --compute-speed / --nvme-read-speed /
+// --nvme-write-speed`.
 #pragma once
 
 #include "core/hw_profile.h"
@@ -13,5 +15,10 @@ namespace zinf {
 // copy bandwidths, CPU Adam and the NVMe requests' CPU costs. The drive's bandwidth and
 // latency and the collectives' figures are left as measured.
 HwProfile AtComputeSpeed(HwProfile hw, double speed);
+
+// Scales the drive's read bandwidths (bandwidth.nvme_read, _node, nvme.lane_read_curve) by
+// `read` and its write bandwidths by `write`; its latencies and the requests' CPU costs are
+// left as measured (the check that measures these speeds moves 4 MiB transfers).
+HwProfile AtDriveSpeed(HwProfile hw, double read, double write);
 
 }  // namespace zinf

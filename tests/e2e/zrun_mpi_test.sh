@@ -49,8 +49,16 @@ print("cpu per step, rank 0:", val)
 sp = {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.e+]+)$", text.split("compute_speed:", 1)[1], re.M)}
 assert sp["checks"] == 4 and 0 < sp["min"] <= sp["vs_profile"] <= sp["max"], sp
 print("compute speed vs the profile:", sp)
+# Params on NVMe: a check of the drive's speed beside each compute check, positive ratios.
+dr = {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.e+]+)$", text.split("drive_speed:", 1)[1], re.M)}
+assert dr["checks"] == 4 and 0 < dr["read_min"] <= dr["read"] <= dr["read_max"], dr
+assert 0 < dr["write_min"] <= dr["write"] <= dr["write_max"], dr
+print("drive speed vs the profile:", dr)
 PY
 ! grep -q "compute_speed:" "$WORK/r2b/summary.yaml" || { echo "--speed-checks 0 still checked"; exit 1; }
+! grep -q "drive_speed:" "$WORK/r2b/summary.yaml" || { echo "--speed-checks 0 still checked the drive"; exit 1; }
+# The drive check's file is gone with the run.
+! ls "$WORK/nvme" | grep -q "zinf-drive-check" || { echo "the drive check left its file: $(ls "$WORK/nvme")"; exit 1; }
 # Bad input: exit code 2 and the file named.
 set +e
 out=$("$ZRUN" --plan "$WORK/p1/plan.yaml" --data "$WORK/missing.txt" --steps 1 --out "$WORK/bad" 2>&1); rc=$?

@@ -190,6 +190,40 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   EXPECT_GT(n1.step_s, n0.step_s);
 }
 
+// The drive at other speeds (zplan simulate --nvme-read-speed / --nvme-write-speed): its
+// bandwidths and lane curves scale, its latency and the cores' figures do not; a plan with
+// everything on NVMe reads for longer when the drive reads slower.
+TEST(Simulator, DriveSpeedScalesTheDrivesBandwidthsOnly) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = OneDeviceOn2Cores("cpu");
+  hw.nvme_read_latency_s = 30e-6;
+  hw.nvme_lane_read_curve = {{1 << 16, 1e9}, {1 << 22, 2e9}};
+  hw.nvme_lane_write_curve = {{1 << 16, 0.8e9}, {1 << 22, 1.5e9}};
+  const HwProfile same = AtDriveSpeed(hw, 1.0, 1.0);
+  EXPECT_EQ(same.nvme_read_bw, hw.nvme_read_bw);
+  EXPECT_EQ(same.description, hw.description);
+  const HwProfile slow = AtDriveSpeed(hw, 0.5, 0.25);
+  EXPECT_DOUBLE_EQ(slow.nvme_read_bw, 0.5 * hw.nvme_read_bw);
+  EXPECT_DOUBLE_EQ(slow.nvme_read_bw_node, 0.5 * hw.nvme_read_bw_node);
+  EXPECT_DOUBLE_EQ(slow.nvme_write_bw, 0.25 * hw.nvme_write_bw);
+  EXPECT_DOUBLE_EQ(slow.nvme_write_bw_node, 0.25 * hw.nvme_write_bw_node);
+  EXPECT_DOUBLE_EQ(slow.nvme_lane_read_curve[1].y, 0.5 * hw.nvme_lane_read_curve[1].y);
+  EXPECT_DOUBLE_EQ(slow.nvme_lane_write_curve[0].y, 0.25 * hw.nvme_lane_write_curve[0].y);
+  EXPECT_DOUBLE_EQ(slow.nvme_lane_read_curve[1].x, hw.nvme_lane_read_curve[1].x);
+  EXPECT_EQ(slow.nvme_read_latency_s, hw.nvme_read_latency_s);
+  EXPECT_EQ(slow.achievable_flops, hw.achievable_flops);
+  EXPECT_EQ(slow.h2d_bw, hw.h2d_bw);
+  EXPECT_NE(slow.description, hw.description);
+  const PlanKnobs kn = AllNvmeFp32(m, hw);
+  const SimResult n0 = SimulateStep(m, hw, kn), n1 = SimulateStep(m, slow, kn);
+  EXPECT_GT(Busy(n1, Res::kNvmeRead), Busy(n0, Res::kNvmeRead));
+  EXPECT_GT(Busy(n1, Res::kNvmeWrite), Busy(n0, Res::kNvmeWrite));
+  EXPECT_GT(n1.step_s, n0.step_s);
+  // Nothing on NVMe: the drive's speed does not matter.
+  PlanKnobs k = Knobs(m, hw, "none");
+  EXPECT_DOUBLE_EQ(SimulateStep(m, slow, k).step_s, SimulateStep(m, hw, k).step_s);
+}
+
 // CPU backend: every NVMe read request (a group's shard fetched, an optimizer state read)
 // waits the measured read latency on the NVMe queue, besides its bytes at the bandwidth.
 TEST(Simulator, CpuNvmeReadsPayTheirLatency) {
