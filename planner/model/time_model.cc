@@ -84,6 +84,7 @@ namespace {
 // One micro-step of a rank: its collectives (0 with one rank) and its compute, recompute included.
 struct MicroStepWork {
   double collectives = 0, compute_s = 0, fetches = 0;
+  double grads = 0;  // gradient hand-offs to the comm lane: one per parameter op's backward
 };
 
 MicroStepWork MicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
@@ -96,6 +97,7 @@ MicroStepWork MicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vecto
     // Forward and backward allgathers, the gradient's reduce-scatter, the recompute's allgather.
     if (gathers && op.params > 0) w.collectives += again ? 4 : 3;
     if (op.params > 0) w.fetches += again ? 3 : 2;  // forward, backward (, recompute)
+    if (op.params > 0) w.grads += 1;
   }
   return w;
 }
@@ -117,10 +119,30 @@ double ParamFetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const st
   return MicroStep(m, k, ops).fetches;
 }
 
+namespace {
+// CPU backend, no more ranks per node than cores: the compute between two of a micro-step's
+// lane hand-offs (its parameter fetches where the params are off the device, and its
+// gradients' hand-offs to the comm lane); 0 where the wake curves do not apply.
+double LaneWakeInterval(const MicroStepWork& w, const HwProfile& hw, const PlanKnobs& k) {
+  if (hw.backend != "cpu" || !hw.HasFetchWake() || CpuOversubscribed(hw, k)) return 0.0;
+  const double handoffs = (k.placement.params == Tier::kDevice ? 0.0 : w.fetches) + w.grads;
+  return handoffs > 0 ? w.compute_s / handoffs : 0.0;
+}
+}  // namespace
+
 double FetchWakePerFetch(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
-  if (hw.backend != "cpu" || !hw.HasFetchWake() || k.placement.params == Tier::kDevice || CpuOversubscribed(hw, k)) return 0.0;
-  const MicroStepWork w = MicroStep(m, k, ops);
-  return w.fetches > 0 ? hw.FetchWakePerFetch(w.compute_s / w.fetches, k.placement.params == Tier::kNvme) : 0.0;
+  if (k.placement.params == Tier::kDevice) return 0.0;
+  const double between = LaneWakeInterval(MicroStep(m, k, ops), hw, k);
+  return between > 0 ? hw.FetchWakePerFetch(between, k.placement.params == Tier::kNvme) : 0.0;
+}
+
+double GradWakePerHandOff(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops) {
+  const double between = LaneWakeInterval(MicroStep(m, k, ops), hw, k);
+  return between > 0 ? hw.FetchWakePerFetch(between, /*nvme=*/false) : 0.0;  // one hop: the comm lane
+}
+
+double GradHandOffsPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops) {
+  return MicroStep(m, k, ops).grads;
 }
 
 double OptimizerNvmeBytesPerParam(const PlanKnobs& k, const StateBytes& sb, bool read) {
@@ -181,9 +203,10 @@ TimeEstimate EstimateTime(const ModelSpec& m, const HwProfile& hw, const PlanKno
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
     busy["network"] += ga * CollectivesPerMicroStep(m, k, ops) * CouplingPerCollective(m, hw, k, ops);
   }
-  if (hw.HasFetchWake() && pl.params != Tier::kDevice && !CpuOversubscribed(hw, k)) {  // spares the op build otherwise
+  if (hw.backend == "cpu" && hw.HasFetchWake() && !CpuOversubscribed(hw, k)) {  // spares the op build otherwise
     const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
-    busy["compute"] += ga * ParamFetchesPerMicroStep(m, k, ops) * FetchWakePerFetch(m, hw, k, ops);
+    busy["compute"] += ga * (ParamFetchesPerMicroStep(m, k, ops) * FetchWakePerFetch(m, hw, k, ops) +
+                             GradHandOffsPerMicroStep(m, k, ops) * GradWakePerHandOff(m, hw, k, ops));
   }
   if (pl.grads != Tier::kDevice) busy["d2h"] += ga * Safe(sb.grad * P / dp, hw.d2h_bw);
   busy["compute"] += ga * GradHandOffTime(hw, k, sb.grad * P / dp);

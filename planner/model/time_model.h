@@ -57,8 +57,16 @@ double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_byt
 double CouplingPerCollective(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
 // CPU backend, params off the device, no more ranks per node than cores: the extra seconds each
 // parameter fetch's lane hand-offs cost (the profile's fetch wake curve at the compute between
-// a micro-step's fetches); 0 otherwise. Charged on the cores with the fetch's copy.
+// a micro-step's lane hand-offs: its fetches and its gradients'); 0 otherwise. Charged on the
+// cores with the fetch's copy.
 double FetchWakePerFetch(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
+// CPU backend, no more ranks per node than cores: the extra seconds each gradient hand-off to
+// the comm lane costs (one per parameter op's backward; the lane wakes beside the compute's
+// thread team as a fetch's copy lane does: the fetch wake curve of the copy lane at the compute
+// between the micro-step's lane hand-offs); 0 otherwise. Charged on the cores with the hand-off.
+double GradWakePerHandOff(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const std::vector<Op>& ops);
+// Gradient hand-offs (one per parameter op) per micro-step.
+double GradHandOffsPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops);
 // Parameter fetches (one per parameter group and pass, the recompute's included) per micro-step.
 double ParamFetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k, const std::vector<Op>& ops);
 // Collectives one rank issues per micro-step (0 with one rank).

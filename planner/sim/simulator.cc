@@ -63,6 +63,7 @@ class Graph {
     return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r);
   }
   double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }
+  double free_at(Res r) const { return free_[Queue(r)]; }  // when r's queue's last task ends
   std::vector<SimTask>& tasks() { return tasks_; }
   const std::array<double, kNumRes>& busy() const { return busy_; }
 
@@ -84,6 +85,7 @@ struct Rates {
   double coupling;  // CPU backend, more ranks than cores: added to every collective
   double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes, with the cores busy
   double fetch_wake;  // CPU backend, ranks <= cores: each fetch's lane hand-offs, on the cores with its copy
+  double grad_wake;   // CPU backend, ranks <= cores: each gradient's hand-off to the comm lane, on the cores
 };
 
 // One NVMe transfer of `bytes` (a rank's shard): at the lane curves' time for its size where
@@ -165,7 +167,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
-          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0, FetchWakePerFetch(m, hw, k, ops)};
+          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0, FetchWakePerFetch(m, hw, k, ops), GradWakePerHandOff(m, hw, k, ops)};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.
@@ -212,7 +214,7 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       int t = c;
                       if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params, true) + r.coupling, {{t, false}}, "backward", "reduce-scatter");
                       const double gshard = sb.grad * op.params / r.dp;
-                      if (const double h = GradHandOffTime(hw, k, gshard); h > 0)
+                      if (const double h = GradHandOffTime(hw, k, gshard) + r.grad_wake; h > 0)
                         t = g.Add(Res::kCompute, h, {{t, false}}, "backward", "grad hand-off");
                       if (k.placement.grads != Tier::kDevice) t = g.Add(Res::kD2H, gshard / r.d2h, {{t, false}}, "backward", "grad d2h");
                       if (k.placement.grads == Tier::kNvme) {
@@ -230,7 +232,10 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
   // Wait for every outstanding transfer of the passes before the optimizer.
   double drained = 0;
   for (const SimTask& t : g.tasks()) drained = std::max(drained, t.end_s);
-  int barrier = g.Add(Res::kCompute, std::max(0.0, drained - g.end(last)), {{last, false}}, "backward", "drain");
+  // The barrier waits from when the compute queue frees (after the last op's hand-off, which
+  // queues there on the CPU backend) to the last transfer's end.
+  int barrier = g.Add(Res::kCompute, std::max(0.0, drained - std::max(g.end(last), g.free_at(Res::kCompute))), {{last, false}},
+                      "backward", "drain");
   bwd_end = g.end(barrier);
 
   // Optimizer: sub-groups of the shard, pipelined read -> update -> write (+ write-back).

@@ -441,8 +441,10 @@ TEST(Simulator, CpuCouplingFollowsTheParametersFetchChain) {
 
 // CPU backend, no more ranks than cores, params off the device: every parameter fetch (forward,
 // backward, the recompute's) pays node.fetch_wake_curve_host (params on the host) or _nvme at
-// the compute between fetches, on the cores with the fetch's copy; the analytic model adds the
-// same to the compute. Params on the device, more ranks than cores, or no curve: nothing.
+// the compute between the micro-step's lane hand-offs (fetches and gradient hand-offs), on the
+// cores with the fetch's copy; every gradient hand-off pays the host curve (one hop, the comm
+// lane) on the cores; the analytic model adds the same to the compute. Params on the device:
+// only the gradients'. More ranks than cores, or no curve: nothing.
 TEST(Simulator, CpuFetchWakeAddsToEveryFetchOnTheCores) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = TwoCoreCpu();
@@ -453,17 +455,20 @@ TEST(Simulator, CpuFetchWakeAddsToEveryFetchOnTheCores) {
   k.placement.grads = Tier::kHost;
   k.placement.optimizer = Tier::kHost;
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
-  double fetches = 0, compute = 0;
+  double fetches = 0, grads = 0, compute = 0;
   for (const Op& op : ops) {
     const bool rec = op.in_block && op.layer < RecomputedLayers(m, k);
     compute += op.fwd_s + op.bwd_s + (rec ? op.fwd_s : 0);
     if (op.params > 0) fetches += rec ? 3 : 2;
+    if (op.params > 0) grads += 1;
   }
   EXPECT_DOUBLE_EQ(ParamFetchesPerMicroStep(m, k, ops), fetches);
-  const double between = compute / fetches;
+  EXPECT_DOUBLE_EQ(GradHandOffsPerMicroStep(m, k, ops), grads);
+  const double between = compute / (fetches + grads);
   hw.fetch_wake_curve_host = {{between / 4, 20e-6}, {between * 4, 40e-6}};
   hw.fetch_wake_curve_nvme = {{between / 4, 100e-6}, {between * 4, 100e-6}};
   EXPECT_NEAR(FetchWakePerFetch(m, hw, k, ops), 30e-6, 1e-12);  // log-linear halfway
+  EXPECT_NEAR(GradWakePerHandOff(m, hw, k, ops), 30e-6, 1e-12);  // the host curve
   HwProfile none = hw;
   none.fetch_wake_curve_host.clear();
   none.fetch_wake_curve_nvme.clear();
@@ -477,21 +482,34 @@ TEST(Simulator, CpuFetchWakeAddsToEveryFetchOnTheCores) {
     return s;
   };
   EXPECT_NEAR(h2d(hw, k) - h2d(none, k), fetches * 30e-6, 1e-9);
-  EXPECT_NEAR(EstimateTime(m, hw, k).busy_s.at("compute") - EstimateTime(m, none, k).busy_s.at("compute"), fetches * 30e-6, 1e-9);
+  EXPECT_NEAR(EstimateTime(m, hw, k).busy_s.at("compute") - EstimateTime(m, none, k).busy_s.at("compute"),
+              (fetches + grads) * 30e-6, 1e-9);
   // The copies queue with compute here, so the step grows by the hand-offs (nothing else moves).
-  EXPECT_NEAR(SimulateStep(m, hw, k, {}).step_s - SimulateStep(m, none, k, {}).step_s, fetches * 30e-6, 1e-9);
+  EXPECT_NEAR(SimulateStep(m, hw, k, {}).step_s - SimulateStep(m, none, k, {}).step_s, (fetches + grads) * 30e-6, 1e-9);
   PlanKnobs nv = k;  // params on NVMe: the NVMe chain's curve
   nv.placement.params = Tier::kNvme;
   EXPECT_NEAR(FetchWakePerFetch(m, hw, nv, BuildForwardOps(m, hw, nv, false)), 100e-6, 1e-12);
-  PlanKnobs dev = k;  // params on the device: no fetch chain
-  dev.placement.params = Tier::kDevice;
-  EXPECT_EQ(FetchWakePerFetch(m, hw, dev, BuildForwardOps(m, hw, dev, false)), 0.0);
+  EXPECT_NEAR(GradWakePerHandOff(m, hw, nv, BuildForwardOps(m, hw, nv, false)), 30e-6, 1e-12);
+  PlanKnobs dev = k;  // params on the device: no fetch chain; the gradients' hand-offs alone,
+  dev.placement.params = Tier::kDevice;  // at the compute between them
+  const std::vector<Op> dops = BuildForwardOps(m, hw, dev, false);
+  EXPECT_EQ(FetchWakePerFetch(m, hw, dev, dops), 0.0);
+  HwProfile dhw = hw;
+  double dcompute = 0;
+  for (const Op& op : dops) dcompute += op.fwd_s + op.bwd_s + (op.in_block && op.layer < RecomputedLayers(m, dev) ? op.fwd_s : 0);
+  dhw.fetch_wake_curve_host = {{dcompute / grads / 2, 10e-6}, {dcompute / grads * 2, 10e-6}};
+  EXPECT_NEAR(GradWakePerHandOff(m, dhw, dev, dops), 10e-6, 1e-12);
+  EXPECT_NEAR(Busy(SimulateStep(m, dhw, dev, {}), Res::kCompute) - Busy(SimulateStep(m, none, dev, {}), Res::kCompute),
+              grads * 10e-6, 1e-9);
+  EXPECT_NEAR(SimulateStep(m, dhw, dev, {}).step_s - SimulateStep(m, none, dev, {}).step_s, grads * 10e-6, 1e-9);
   PlanKnobs four = k;  // more ranks than cores: the coupling curves model it instead
   four.gpus_per_node = 4;
   EXPECT_EQ(FetchWakePerFetch(m, hw, four, BuildForwardOps(m, hw, four, false)), 0.0);
+  EXPECT_EQ(GradWakePerHandOff(m, hw, four, BuildForwardOps(m, hw, four, false)), 0.0);
   HwProfile gpu = hw;  // a GPU's lanes have host cores of their own
   gpu.backend = "cuda";
   EXPECT_EQ(FetchWakePerFetch(m, gpu, k, BuildForwardOps(m, gpu, k, false)), 0.0);
+  EXPECT_EQ(GradWakePerHandOff(m, gpu, k, BuildForwardOps(m, gpu, k, false)), 0.0);
 }
 
 TEST(Simulator, PrefetchHidesFetches) {
