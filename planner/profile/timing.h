@@ -94,6 +94,13 @@ double RoundMedian(double budget, Fn&& fn) {
   return Median(t);
 }
 
+// One pass over `buf` touching (and dirtying) each 64-byte line: what a kernel's inputs were
+// in the caches is then gone, as a step's other work leaves them before a backward kernel reads
+// what its forward saved.
+inline void EvictCaches(std::vector<char>& buf) {
+  for (size_t i = 0; i < buf.size(); i += 64) buf[i] = static_cast<char>(buf[i] + 1);
+}
+
 // The order in which round `round` visits n shapes: in order for the first, then a shuffle
 // seeded by the round (the same for every profile, so a profile can be reproduced).
 inline std::vector<size_t> RoundOrder(size_t n, int round) {
