@@ -209,6 +209,8 @@ def main():
             spread += f"   calibrated {row['calibrated_speed']:.2f}x; profile alone: error {row['error_uncal_pct']:+6.1f}%"
         if "compute_speed" in row:
             spread += f"   compute at {row['compute_speed']:.2f}x: error {row['error_at_speed_pct']:+6.1f}%"
+            if row["error_at_drive_pct"] != row["error_at_speed_pct"]:
+                spread += f", with the drive's speed {row['error_at_drive_pct']:+6.1f}%"
         if "cpu_compute_ms" in row:
             spread += (f"   cpu/step compute {row['cpu_compute_ms']:.1f} ms, lanes {row['cpu_lanes_ms']:.1f} ms, "
                        f"cores {row['node_busy_pct']:.0f}% busy")
@@ -221,30 +223,42 @@ def main():
         lane curves (a diagnostic: not used in any prediction here)."""
         at = f"   compute at {sp[0]:.2f}x: predicted {sp[1]:.4f} s, error {err(st['measured'], sp[1]):+6.1f}%" if sp else ""
         dr = section(summary, "drive_speed")
-        if dr.get("checks"):
-            at += f"   drive read {dr['read']:.2f}x, write {dr['write']:.2f}x"
+        if dr.get("checks") and sp:
+            at += (f"   and the drive reading {dr['read']:.2f}x, writing {dr['write']:.2f}x: predicted {sp[2]:.4f} s, "
+                   f"error {err(st['measured'], sp[2]):+6.1f}%")
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
               f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
 
     def at_run_speed(name, summary):
-        """(speed, prediction): the compute speed zrun's checks measured during the run (its
-        summary's compute_speed.vs_profile) and the run's plan simulated at that speed (zplan
-        simulate --compute-speed); None where the run made no checks."""
+        """(speed, prediction, prediction with the drive): the compute speed zrun's checks
+        measured during the run (its summary's compute_speed.vs_profile), the run's plan
+        simulated at that speed (zplan simulate --compute-speed), and, where zrun also checked
+        the drive (drive_speed: NVMe plans), at that speed with the drive's read and write
+        speeds too (--nvme-read-speed, --nvme-write-speed; else the same prediction); None
+        where the run made no checks."""
         speed = section(summary, "compute_speed").get("vs_profile")
         if not speed:
             return None
-        out = subprocess.run([zplan, "simulate", os.path.join(args.out, name, "plan.yaml"), "--compute-speed", f"{speed:.4f}",
-                              "--trace", os.path.join(work, "speed-trace.json")],
-                             check=True, capture_output=True, text=True).stdout
-        return speed, seconds(re.search(r"^step (\S+ \S+) ", out, re.M).group(1))
+        cmd = [zplan, "simulate", os.path.join(args.out, name, "plan.yaml"), "--compute-speed", f"{speed:.4f}",
+               "--trace", os.path.join(work, "speed-trace.json")]
+        step = lambda out: seconds(re.search(r"^step (\S+ \S+) ", out, re.M).group(1))
+        at = step(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        drive = section(summary, "drive_speed")
+        at_drive = at
+        if drive.get("checks"):
+            at_drive = step(subprocess.run(cmd + ["--nvme-read-speed", f"{drive['read']:.4f}", "--nvme-write-speed",
+                                                  f"{drive['write']:.4f}"], check=True, capture_output=True, text=True).stdout)
+        return speed, at, at_drive
 
     def note_speed(row, results):
-        """The median over runs of the compute speed, the prediction at it and the error against it."""
+        """The median over runs of the compute speed, the prediction at it and the error against
+        it; and the error at the run's compute and drive speeds."""
         sp = [r for r in results if r[2]]
         if sp:
             row["compute_speed"] = statistics.median(r[2][0] for r in sp)
             row["predicted_at_speed_s"] = statistics.median(r[2][1] for r in sp)
             row["error_at_speed_pct"] = statistics.median(err(m, at[1]) for _, m, at in sp)
+            row["error_at_drive_pct"] = statistics.median(err(m, at[2]) for _, m, at in sp)
 
     def note_calibration(row, results):
         """--calibrate: the median calibrated speed, and each run against its plan at the profile's
@@ -396,6 +410,9 @@ def main():
                     f"{error_summary(sp_rows, 'error_at_speed_pct')}; speeds {min(r['compute_speed'] for r in sp_rows):.2f}.."
                     f"{max(r['compute_speed'] for r in sp_rows):.2f}x the profile's")
         print(at_speed)
+        at_drive = (f"at the compute and drive speeds zrun measured during each run (the drive's where it checked it: "
+                    f"NVMe plans): {error_summary(sp_rows, 'error_at_drive_pct')}")
+        print(at_drive)
     end = "predicted_end_s" in rows[0]
     if end:
         end_summary = error_summary(rows, "error_end_pct")
@@ -423,10 +440,12 @@ def main():
                 f.write(f"| {r['config']} | {r['calibrated_speed']:.3f} | {r['predicted_uncal_s']:.4f} | {r['error_uncal_pct']:+.1f}% |\n")
             f.write(f"\n{uncal}\n")
         if sp_rows:
-            f.write("\n| config | compute speed (median of runs) | predicted s at it | error |\n|---|---|---|---|\n")
+            f.write("\n| config | compute speed (median of runs) | predicted s at it | error | error with the drive's speed too |\n"
+                    "|---|---|---|---|---|\n")
             for r in sp_rows:
-                f.write(f"| {r['config']} | {r['compute_speed']:.3f} | {r['predicted_at_speed_s']:.4f} | {r['error_at_speed_pct']:+.1f}% |\n")
-            f.write(f"\n{at_speed}\n")
+                f.write(f"| {r['config']} | {r['compute_speed']:.3f} | {r['predicted_at_speed_s']:.4f} | {r['error_at_speed_pct']:+.1f}% | "
+                        f"{r['error_at_drive_pct']:+.1f}% |\n")
+            f.write(f"\n{at_speed}\n\n{at_drive}\n")
         if end:
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
             for r in rows:
