@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
-
 #include "executor/storage/crc32c.h"
+#include "executor/storage/lane_pair.h"
 
 namespace zinf {
 
@@ -45,28 +44,19 @@ DriveCheck::~DriveCheck() {
 }
 
 Status DriveCheck::Run() {
-  const uint64_t bytes = o_.transfer_bytes, slots = o_.file_bytes / bytes;
+  const uint64_t bytes = o_.transfer_bytes;
   double rs = 0, ws = 0;
-  volatile uint32_t sink = 0;
   for (int j = 0; j < o_.transfers; ++j, ++round_) {
-    // Scattered offsets, the write half a file away from the read (the profile's pattern).
-    const uint64_t roff = (round_ * 7919 % slots) * bytes;
-    const uint64_t woff = ((round_ * 7919 + slots / 2) % slots) * bytes;
     wbuf_.as<uint64_t>()[0] = round_;  // each write differs
     const uint32_t written = Crc32c(wbuf_.data(), bytes);
-    auto t0 = std::chrono::steady_clock::now();
-    ZINF_RETURN_IF_ERROR(store_->Read(roff, rbuf_.data(), bytes));
-    sink = sink + Crc32c(rbuf_.data(), bytes);
-    auto t1 = std::chrono::steady_clock::now();
-    sink = sink + Crc32c(wbuf_.data(), bytes);
-    ZINF_RETURN_IF_ERROR(store_->Write(woff, wbuf_.data(), bytes));
-    auto t2 = std::chrono::steady_clock::now();
-    rs += std::chrono::duration<double>(t1 - t0).count();
-    ws += std::chrono::duration<double>(t2 - t1).count();
+    ZINF_ASSIGN_OR_RETURN(LanePair p, TimeLanePair(*store_, rbuf_.data(), wbuf_.data(), bytes, o_.file_bytes, round_));
+    rs += p.read_s;
+    ws += p.write_s;
     // What was just written reads back intact (untimed): the check is a real round trip.
-    ZINF_RETURN_IF_ERROR(store_->Read(woff, rbuf_.data(), bytes));
+    ZINF_RETURN_IF_ERROR(store_->Read(p.write_off, rbuf_.data(), bytes));
     if (Crc32c(rbuf_.data(), bytes) != written)
-      return Corrupt(fmt::format("drive check {}: data read back at offset {} differs from what was written", path_, woff));
+      return Corrupt(fmt::format("drive check {}: data read back at offset {} differs from what was written", path_,
+                                 p.write_off));
   }
   read_.Add(expected_read_s_ * o_.transfers, rs);
   write_.Add(expected_write_s_ * o_.transfers, ws);

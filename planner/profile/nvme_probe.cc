@@ -17,6 +17,7 @@
 #include "core/cpu_clock.h"
 #include "core/units.h"
 #include "executor/storage/crc32c.h"
+#include "executor/storage/lane_pair.h"
 #include "executor/storage/pinned_host_pool.h"
 #include "executor/storage/store_factory.h"
 #include "executor/train/compute_priority.h"
@@ -111,24 +112,16 @@ Result<LaneCurves> MeasureLane(Storage& store, PinnedBuffer& wbuf, PinnedBuffer&
                                             : std::vector<uint64_t>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
   const uint64_t per_round = quick ? (8ull << 20) : (32ull << 20);  // bytes each way per size and round
   std::vector<std::vector<double>> rd(sizes.size()), wr(sizes.size());
-  volatile uint32_t sink = 0;
   for (int round = 0; round < kProbeRounds && !ctx.cancelled(); ++round) {
     for (size_t i = 0; i < sizes.size() && !ctx.cancelled(); ++i) {
-      const uint64_t bytes = sizes[i], slots = file_bytes / bytes;
+      const uint64_t bytes = sizes[i];
       const int n = static_cast<int>(std::clamp<uint64_t>(per_round / bytes, 4, 256));
       double rs = 0, ws = 0;
       for (int j = 0; j < n; ++j) {
-        const uint64_t roff = ((static_cast<uint64_t>(j + round * n) * 7919) % slots) * bytes;
-        const uint64_t woff = ((static_cast<uint64_t>(j + round * n) * 7919 + slots / 2) % slots) * bytes;
-        auto t0 = std::chrono::steady_clock::now();
-        ZINF_RETURN_IF_ERROR(store.Read(roff, rbuf.data(), bytes));
-        sink = sink + Crc32c(rbuf.data(), bytes);
-        auto t1 = std::chrono::steady_clock::now();
-        sink = sink + Crc32c(wbuf.data(), bytes);
-        ZINF_RETURN_IF_ERROR(store.Write(woff, wbuf.data(), bytes));
-        auto t2 = std::chrono::steady_clock::now();
-        rs += std::chrono::duration<double>(t1 - t0).count();
-        ws += std::chrono::duration<double>(t2 - t1).count();
+        ZINF_ASSIGN_OR_RETURN(LanePair p, TimeLanePair(store, rbuf.data(), wbuf.data(), bytes, file_bytes,
+                                                       static_cast<uint64_t>(j + round * n)));
+        rs += p.read_s;
+        ws += p.write_s;
       }
       rd[i].push_back(rs / n);
       wr[i].push_back(ws / n);
