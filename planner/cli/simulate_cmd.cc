@@ -80,9 +80,9 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
   cmd->add_option("--trace", args->trace, "Chrome trace output")->capture_default_str();
   cmd->add_option("--compute-speed", args->compute_speed,
                   "simulate with the compute this many times as fast as profiled (zrun's summary.yaml compute_speed."
-                  "vs_profile: the speed its checks measured during the run); scales the cores' work, not the drive's "
-                  "or the collectives' figures (default: the plan's prediction.compute_speed, 1 unless planned with "
-                  "--calibrate)")
+                  "vs_profile: the speed its checks measured during the run); scales the cores' work (on the CPU backend "
+                  "also its copies and the collectives between its ranks), not the drive's or a GPU node's links' "
+                  "figures (default: the plan's prediction.compute_speed, 1 unless planned with --calibrate)")
       ->check(CLI::Range(0.01, 100.0));
   cmd->add_option("--nvme-read-speed", args->nvme_read_speed,
                   "simulate with the drive reading this many times as fast as profiled (zrun's summary.yaml drive_speed."

@@ -14,7 +14,8 @@ void Scale(std::vector<CurvePoint>& curve, double f) {
 HwProfile AtComputeSpeed(HwProfile hw, double speed) {
   if (speed <= 0 || speed == 1.0) return hw;
   // Rates (per second) scale with the speed, fixed costs (seconds) against it; on the CPU
-  // backend the cores also copy, run Adam and serve the NVMe requests.
+  // backend the cores also copy (host<->device and between ranks), run Adam and serve the
+  // NVMe requests.
   using Field = double HwProfile::*;
   const bool cpu = hw.backend == "cpu";
   for (Field f : {&HwProfile::peak_flops, &HwProfile::achievable_flops, &HwProfile::gelu_elems_per_s,
@@ -27,6 +28,15 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
                     &HwProfile::d2h_bw_alone, &HwProfile::cpu_adam_params_per_s})
       hw.*f *= speed;
     for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::nvme_cpu_per_byte_s}) hw.*f /= speed;
+    // The collectives between a node's ranks are memcpy (and a reduce-scatter's sums) by the
+    // ranks' own threads: they slow with the cores too. medium-opthost-ck-r4's comm lane spent
+    // 1.16x and 1.40x the CPU of its collectives at the profile's figures, in runs whose cores
+    // ran at 0.91x and 0.74x (1 / speed: 1.10, 1.36). Between nodes the NIC moves the bytes.
+    hw.intra_node_bw *= speed;
+    hw.collective_latency_s /= speed;
+    Scale(hw.allgather_curve, speed);
+    Scale(hw.shm_allgather_curve, speed);
+    Scale(hw.shm_reduce_scatter_curve, speed);
   }
   Scale(hw.gemm_curve, speed);
   Scale(hw.gemm_bwd_curve, speed);

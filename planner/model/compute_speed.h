@@ -12,8 +12,9 @@ namespace zinf {
 // Scales the rates of the work the device's cores do by `speed` (and their fixed per-op and
 // per-request CPU costs by 1 / speed): GEMM and attention curves, the kernel rates, op
 // overhead and, on the CPU backend (where the cores also copy and run Adam), the memory and
-// copy bandwidths, CPU Adam and the NVMe requests' CPU costs. The drive's bandwidth and
-// latency and the collectives' figures are left as measured.
+// copy bandwidths, the collectives between a node's ranks (memcpy on the same cores), CPU Adam
+// and the NVMe requests' CPU costs. The drive's bandwidth and latency, the network between
+// nodes, and other backends' collectives (their links, not the cores) are left as measured.
 HwProfile AtComputeSpeed(HwProfile hw, double speed);
 
 // Scales the drive's read bandwidths (bandwidth.nvme_read, _node, nvme.lane_read_curve) by

@@ -154,8 +154,9 @@ TEST(Simulator, CpuNvmeRequestsTakeTimeFromCompute) {
   }
 }
 
-// A profile at another compute speed (zplan simulate --compute-speed): the cores' rates scale,
-// the drive's and the collectives' do not; a step of compute alone scales by 1 / speed.
+// A profile at another compute speed (zplan simulate --compute-speed): the cores' rates scale
+// (on the CPU backend the collectives between its ranks too: memcpy on the cores), the drive's
+// and the network's between nodes do not; a step of compute alone scales by 1 / speed.
 TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = OneDeviceOn2Cores("cpu");
@@ -175,8 +176,34 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   EXPECT_DOUBLE_EQ(half.nvme_cpu_per_request_s, 2 * hw.nvme_cpu_per_request_s);
   EXPECT_EQ(half.nvme_read_bw, hw.nvme_read_bw);
   EXPECT_EQ(half.nvme_write_bw, hw.nvme_write_bw);
-  EXPECT_EQ(half.intra_node_bw, hw.intra_node_bw);
   EXPECT_NE(half.description, hw.description);
+  // The collectives between the node's ranks: copies and sums on the same cores.
+  hw.intra_node_bw = 8e9;
+  hw.inter_node_bw = 1e9;
+  hw.collective_latency_s = 20e-6;
+  hw.allgather_curve = {{1e6, 4e9}, {1e8, 8e9}};
+  hw.shm_allgather_curve = {{1e6, 3e9}};
+  hw.shm_reduce_scatter_curve = {{1e6, 2e9}};
+  const HwProfile slow_coll = AtComputeSpeed(hw, 0.5);
+  EXPECT_DOUBLE_EQ(slow_coll.intra_node_bw, 4e9);
+  EXPECT_DOUBLE_EQ(slow_coll.collective_latency_s, 40e-6);
+  EXPECT_DOUBLE_EQ(slow_coll.allgather_curve[1].y, 4e9);
+  EXPECT_DOUBLE_EQ(slow_coll.allgather_curve[1].x, 1e8);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_curve[0].y, 1.5e9);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_curve[0].y, 1e9);
+  EXPECT_EQ(slow_coll.inter_node_bw, hw.inter_node_bw);  // the NIC's
+  // Four ranks on the cores: each collective takes twice as long at half the speed.
+  PlanKnobs k4 = Knobs(m, hw, "none");
+  k4.gpus_per_node = 4;
+  EXPECT_NEAR(CollectiveTime(slow_coll, k4, 1e7) / CollectiveTime(hw, k4, 1e7), 2.0, 1e-9);
+  // A GPU node's collectives run on its links: they keep their speed.
+  HwProfile gpu = hw;
+  gpu.backend = "cuda";
+  const HwProfile gpu_half = AtComputeSpeed(gpu, 0.5);
+  EXPECT_EQ(gpu_half.intra_node_bw, gpu.intra_node_bw);
+  EXPECT_EQ(gpu_half.collective_latency_s, gpu.collective_latency_s);
+  EXPECT_EQ(gpu_half.allgather_curve[1].y, gpu.allgather_curve[1].y);
+  EXPECT_DOUBLE_EQ(gpu_half.achievable_flops, 0.5 * gpu.achievable_flops);
   // Everything on the device: the step is the cores' work, twice as long at half the speed.
   PlanKnobs k = Knobs(m, hw, "none");
   k.gpus_per_node = 1;
