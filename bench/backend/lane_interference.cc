@@ -13,8 +13,6 @@
 // (2026-12-06, 12 window pairs of 0.3 s, the median): loss / lane CPU 1.22, 1.05 and 1.23 at
 // 64 KiB, 0.59 at 1 MiB, 1.29, 0.84 and 0.66 at 4 MiB: about 1, within this VM's noise.
 #include <fmt/format.h>
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,25 +22,17 @@
 #include <thread>
 #include <vector>
 
+#include "core/cpu_clock.h"
 #include "executor/backend/cpu/kernels.h"
 #include "executor/storage/lane_pair.h"
 #include "executor/storage/pinned_host_pool.h"
 #include "executor/storage/store_factory.h"
+#include "planner/profile/timing.h"  // Median
 
 namespace zinf {
 namespace {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-double ThreadCpu() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int Measure(const std::string& dir, uint64_t bytes, int pairs_of_windows, double window_s) {
   constexpr int M = 512, N = 2048, K = 512;  // a cpu-medium linear's GEMM
@@ -73,9 +63,9 @@ int Measure(const std::string& dir, uint64_t bytes, int pairs_of_windows, double
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         continue;
       }
-      const double c0 = ThreadCpu();
+      const double c0 = CurrentThreadCpuSeconds();
       (void)TimeLanePair(st, rbuf->data(), wbuf->data(), bytes, kFile, i++);
-      lane_cpu.store(lane_cpu.load() + ThreadCpu() - c0);
+      lane_cpu.store(lane_cpu.load() + CurrentThreadCpuSeconds() - c0);
       pairs.fetch_add(1);
     }
   });

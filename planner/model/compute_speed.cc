@@ -24,16 +24,16 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
     hw.*f *= speed;
   for (Field f : {&HwProfile::op_overhead_s, &HwProfile::kernel_launch_s}) hw.*f /= speed;
   if (cpu) {
+    // The collectives between a node's ranks (intra_node_bw, collective_latency_s and the
+    // curves below) are memcpy and a reduce-scatter's sums by the ranks' own threads: they slow
+    // with the cores too. medium-opthost-ck-r4's comm lane spent 1.16x and 1.40x the CPU of its
+    // collectives at the profile's figures, in runs whose cores ran at 0.91x and 0.74x (1 /
+    // speed: 1.10, 1.36). Between nodes the NIC moves the bytes.
     for (Field f : {&HwProfile::host_mem_bw, &HwProfile::h2d_bw, &HwProfile::d2h_bw, &HwProfile::h2d_bw_alone,
-                    &HwProfile::d2h_bw_alone, &HwProfile::cpu_adam_params_per_s})
+                    &HwProfile::d2h_bw_alone, &HwProfile::cpu_adam_params_per_s, &HwProfile::intra_node_bw})
       hw.*f *= speed;
-    for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::nvme_cpu_per_byte_s}) hw.*f /= speed;
-    // The collectives between a node's ranks are memcpy (and a reduce-scatter's sums) by the
-    // ranks' own threads: they slow with the cores too. medium-opthost-ck-r4's comm lane spent
-    // 1.16x and 1.40x the CPU of its collectives at the profile's figures, in runs whose cores
-    // ran at 0.91x and 0.74x (1 / speed: 1.10, 1.36). Between nodes the NIC moves the bytes.
-    hw.intra_node_bw *= speed;
-    hw.collective_latency_s /= speed;
+    for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::nvme_cpu_per_byte_s, &HwProfile::collective_latency_s})
+      hw.*f /= speed;
     Scale(hw.allgather_curve, speed);
     Scale(hw.shm_allgather_curve, speed);
     Scale(hw.shm_reduce_scatter_curve, speed);
