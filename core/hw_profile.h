@@ -111,6 +111,11 @@ struct HwProfile {
   // among 2 x cores rank processes over shared memory (the coupling probe's ranks), for plans
   // with more ranks per node than cores: the time is the whole node's, not a rank's share.
   std::vector<CurvePoint> shm_allgather_curve, shm_reduce_scatter_curve;
+  // CPU backend, optional: the CPU a rank's lane spends on one of those collectives beside
+  // the GEMMs on the same cores (as zrun gathers the next op's parameters while the current
+  // op computes) beyond what the same collective takes back to back, by whole-buffer size:
+  // x bytes, y seconds per collective per rank (the coupling probe).
+  std::vector<CurvePoint> shm_allgather_cpu_beside_curve, shm_reduce_scatter_cpu_beside_curve;
   // CPU optimizer
   double cpu_adam_params_per_s = 0;  // node-wide CPU Adam throughput (fp32 params/s)
   // NVMe I/O settings that measured best
@@ -159,6 +164,10 @@ struct HwProfile {
   // Bus bandwidth from shm_allgather_curve or shm_reduce_scatter_curve (below the first point:
   // in proportion, a latency); 0 when that curve is empty.
   double ShmBusBw(double bytes, bool reduce_scatter) const;
+  // A rank's extra CPU seconds for one such collective of `bytes` beside compute, from the
+  // _cpu_beside_ curves: per byte interpolated between the measured sizes, flat per byte
+  // outside them (a copy's CPU grows with its bytes); 0 without the curve.
+  double ShmCpuBesideSeconds(double bytes, bool reduce_scatter) const;
   // Extra seconds per collective from coupling_curve at `between_s` of compute between
   // collectives (flat beyond the measured points); 0 without the curve. `lanes`: the fetch
   // chain each collective waits behind (1 device, 2 host, 3 NVMe params); the curve of the

@@ -56,7 +56,11 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, boo
   if (n <= 1 || bytes <= 0) return 0.0;
   const double g = static_cast<double>(k.gpus_per_node), nodes = static_cast<double>(k.nodes);
   if (nodes <= 1 && CpuOversubscribed(hw, k)) {
-    if (const double bus = hw.ShmBusBw(bytes, reduce_scatter); bus > 0) return bytes * (n - 1) / n / bus + hw.collective_latency_s;
+    // The node's time back to back, plus what every rank's lane spends beyond it beside the
+    // GEMMs (each core runs gpus_per_node / cores ranks' share of it).
+    if (const double bus = hw.ShmBusBw(bytes, reduce_scatter); bus > 0)
+      return bytes * (n - 1) / n / bus + hw.collective_latency_s +
+             g / static_cast<double>(hw.cpu_cores) * hw.ShmCpuBesideSeconds(bytes, reduce_scatter);
   }
   double intra = g > 1 ? bytes * (n - 1) / n / hw.AllgatherBusBw(bytes) : 0.0;
   double inter = nodes > 1 ? Safe(bytes * (nodes - 1) / nodes, hw.inter_node_bw) : 0.0;

@@ -31,7 +31,8 @@ double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k);
 
 // Allgather / reduce-scatter time of a buffer of `bytes` (whole) across dp GPUs. CPU backend
 // with more ranks per node than cores: at the profile's shm curves where it has them (measured
-// among that many rank processes: the node's time, no share applied).
+// among that many rank processes: the node's time, no share applied), plus the extra CPU
+// the ranks' lanes spend on it beside the GEMMs (the _cpu_beside_ curves, over the cores).
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter = false);
 
 // CPU backend: the time `requests` NVMe requests of `bytes` in all take from the rank's

@@ -68,6 +68,10 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   ExpectSameCurve(a.coupling_curve_nvme, b.coupling_curve_nvme);
   ExpectSameCurve(a.fetch_wake_curve_host, b.fetch_wake_curve_host);
   ExpectSameCurve(a.fetch_wake_curve_nvme, b.fetch_wake_curve_nvme);
+  ExpectSameCurve(a.shm_allgather_curve, b.shm_allgather_curve);
+  ExpectSameCurve(a.shm_reduce_scatter_curve, b.shm_reduce_scatter_curve);
+  ExpectSameCurve(a.shm_allgather_cpu_beside_curve, b.shm_allgather_cpu_beside_curve);
+  ExpectSameCurve(a.shm_reduce_scatter_cpu_beside_curve, b.shm_reduce_scatter_cpu_beside_curve);
   EXPECT_EQ(a.cpu_adam_params_per_s, b.cpu_adam_params_per_s);
   EXPECT_EQ(a.nvme_block_size, b.nvme_block_size);
   EXPECT_EQ(a.nvme_queue_depth, b.nvme_queue_depth);
@@ -294,6 +298,10 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.nvme_read_latency_busy_s = 6.1e-5;
   hw.nvme_lane_read_curve = {{65536, 8.4e8}, {1 << 20, 2.07e9}};  // the NVMe lane by transfer size
   hw.nvme_lane_write_curve = {{65536, 8.2e8}, {1 << 20, 2.1e9}};
+  hw.shm_allgather_curve = {{262144, 2.4e9}, {4 << 20, 3.1e9}};  // collectives among rank processes,
+  hw.shm_reduce_scatter_curve = {{262144, 1.6e9}, {4 << 20, 1.8e9}};
+  hw.shm_allgather_cpu_beside_curve = {{262144, 1.3e-5}, {4 << 20, 2.7e-4}};  // and their CPU beside GEMMs
+  hw.shm_reduce_scatter_cpu_beside_curve = {{262144, 1.8e-5}, {1 << 20, 3.3e-5}, {4 << 20, 3.4e-4}};
   hw.description = "";
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());
@@ -312,6 +320,22 @@ TEST(HwProfile, FetchWakePerFetchFromTheCurves) {
   EXPECT_NEAR(hw.FetchWakePerFetch(1e-3, true), 80e-6, 1e-12);
   EXPECT_NEAR(hw.FetchWakePerFetch(1e-6, true), 100e-6, 1e-12);  // flat beyond the points
   EXPECT_NEAR(hw.FetchWakePerFetch(1.0, false), 30e-6, 1e-12);
+}
+
+// A collective's extra CPU beside compute: per byte between the measured sizes (log-linear in
+// the size), the end points' per-byte figure outside them; 0 without the curve.
+TEST(HwProfile, ShmCpuBesideSecondsFromTheCurves) {
+  HwProfile hw;
+  EXPECT_EQ(hw.ShmCpuBesideSeconds(1e6, false), 0.0);
+  hw.shm_allgather_cpu_beside_curve = {{1e6, 1e-5}, {4e6, 2e-4}};  // 1e-11 and 5e-11 s a byte
+  EXPECT_NEAR(hw.ShmCpuBesideSeconds(1e6, false), 1e-5, 1e-18);
+  EXPECT_NEAR(hw.ShmCpuBesideSeconds(2e6, false), 2e6 * 3e-11, 1e-17);  // halfway in log size
+  EXPECT_NEAR(hw.ShmCpuBesideSeconds(16e6, false), 16e6 * 5e-11, 1e-16);
+  EXPECT_NEAR(hw.ShmCpuBesideSeconds(1e5, false), 1e5 * 1e-11, 1e-18);
+  EXPECT_EQ(hw.ShmCpuBesideSeconds(0, false), 0.0);
+  EXPECT_EQ(hw.ShmCpuBesideSeconds(1e6, true), 0.0);  // each kind its own curve
+  hw.shm_reduce_scatter_cpu_beside_curve = {{1e6, 3e-5}};
+  EXPECT_NEAR(hw.ShmCpuBesideSeconds(2e6, true), 6e-5, 1e-17);
 }
 
 TEST(HwProfile, NvmeLaneSecondsFromTheCurves) {

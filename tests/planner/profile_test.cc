@@ -154,6 +154,20 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
     EXPECT_EQ((*c)[0].x, 256 << 10);
     EXPECT_GT((*c)[0].y, 1e6);
   }
+  // And their extra CPU beside the ranks' GEMMs (--quick: the same two sizes), measured.
+  for (const auto& [key, c] : {std::pair{"network.shm_allgather_cpu_beside_curve", &hw->shm_allgather_cpu_beside_curve},
+                               std::pair{"network.shm_reduce_scatter_cpu_beside_curve", &hw->shm_reduce_scatter_cpu_beside_curve}}) {
+    SCOPED_TRACE(key);
+    ASSERT_EQ(c->size(), 2u);
+    EXPECT_EQ((*c)[0].x, 256 << 10);
+    EXPECT_EQ((*c)[1].x, 4 << 20);
+    for (const CurvePoint& p : *c) {
+      EXPECT_GT(p.y, 0);
+      EXPECT_LT(p.y, 0.1);  // seconds of CPU a collective
+    }
+    ASSERT_TRUE(hw->provenance.count(key));
+    EXPECT_EQ(hw->provenance.at(key).rfind("measured:", 0), 0u) << hw->provenance.at(key);
+  }
   // The executor's arithmetic-bound elementwise kernels, forward and backward.
   for (double rate : {hw->gelu_elems_per_s, hw->gelu_bwd_elems_per_s, hw->cross_entropy_elems_per_s,
                       hw->cross_entropy_bwd_elems_per_s})

@@ -192,6 +192,13 @@ TEST(TimeModel, CpuOversubscribedCollectivesAtTheShmCurves) {
   k.gpus_per_node = 2;  // as many ranks as cores: the allgather curve, whole share
   EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), 1e6 * 0.5 / 1e9 + 1e-5, 1e-15);
   k.gpus_per_node = 4;
+  // The ranks' extra CPU beside their GEMMs: each of the 4 ranks' on the node's 2 cores.
+  hw.shm_allgather_cpu_beside_curve = {{1e6, 2e-5}};
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6), 1e6 * 0.75 / 4e9 + 1e-5 + 4.0 / 2.0 * 2e-5, 1e-15);
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), 1e6 * 0.75 / 2e9 + 1e-5, 1e-15);  // its own curve: none
+  k.gpus_per_node = 2;  // not where ranks and cores are even: the allgather curve alone
+  EXPECT_NEAR(CollectiveTime(hw, k, 1e6), 1e6 * 0.5 / 1e9 + 1e-5, 1e-15);
+  k.gpus_per_node = 4;
   hw.shm_reduce_scatter_curve.clear();  // not measured: the allgather curve at the rank's share
   EXPECT_NEAR(CollectiveTime(hw, k, 1e6, true), (1e6 * 0.75 / 1e9 + 1e-5) / 0.5, 1e-15);
 }

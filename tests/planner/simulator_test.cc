@@ -184,6 +184,8 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   hw.allgather_curve = {{1e6, 4e9}, {1e8, 8e9}};
   hw.shm_allgather_curve = {{1e6, 3e9}};
   hw.shm_reduce_scatter_curve = {{1e6, 2e9}};
+  hw.shm_allgather_cpu_beside_curve = {{1e6, 1e-5}};  // and their CPU beside the GEMMs: seconds
+  hw.shm_reduce_scatter_cpu_beside_curve = {{1e6, 3e-5}};
   const HwProfile slow_coll = AtComputeSpeed(hw, 0.5);
   EXPECT_DOUBLE_EQ(slow_coll.intra_node_bw, 4e9);
   EXPECT_DOUBLE_EQ(slow_coll.collective_latency_s, 40e-6);
@@ -191,6 +193,8 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   EXPECT_DOUBLE_EQ(slow_coll.allgather_curve[1].x, 1e8);
   EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_curve[0].y, 1.5e9);
   EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_curve[0].y, 1e9);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_cpu_beside_curve[0].y, 2e-5);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_cpu_beside_curve[0].y, 6e-5);
   EXPECT_EQ(slow_coll.inter_node_bw, hw.inter_node_bw);  // the NIC's
   // Four ranks on the cores: each collective takes twice as long at half the speed.
   PlanKnobs k4 = Knobs(m, hw, "none");
