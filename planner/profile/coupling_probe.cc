@@ -114,19 +114,19 @@ Result<std::vector<RunTimes>> RankRuns(Comm& c, const std::vector<Run>& runs, do
   // thread a rank when ranks outnumber cores). Eigen's thread count is the process's: rank 0
   // runs in the profile's process, which gets its count back.
   const bool beside = std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.beside; });
+  // (Restored on every return, the backend's creation failing included.)
+  struct EigenThreads {
+    int n;
+    ~EigenThreads() { Eigen::setNbThreads(n); }
+  } restore{Eigen::nbThreads()};
   std::vector<float> gathered[2], x, y;
   std::unique_ptr<Backend> be;
-  const int eigen_threads = Eigen::nbThreads();
   if (beside) {
     for (auto& b : gathered) b.assign(most * static_cast<size_t>(g), 1e-3f);
     x.assign(static_cast<size_t>(kBesideTokens) * kBesideIn, 1e-3f);
     y.assign(static_cast<size_t>(kBesideTokens) * (most * static_cast<size_t>(g) / kBesideIn + 1), 0.0f);
     ZINF_ASSIGN_OR_RETURN(be, MakeCpuBackend(size_t{1} << 20, 1));
   }
-  struct EigenThreads {
-    int n;
-    ~EigenThreads() { Eigen::setNbThreads(n); }
-  } restore{eigen_threads};
   // After the buffers their jobs use (the lanes drain when destroyed, first). The rank's
   // thread computes at the nice zrun gives its compute thread here; its lanes, started
   // before it, stay at 0.
@@ -331,15 +331,15 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
         "measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores, blocking {} of whole buffers of x bytes back to back on "
         "the ranks' own threads, median of {}: y = bus bandwidth, x (g - 1) / g / time",
         ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
-  for (const char* k : {"network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve"})
+  for (const char* k : {"network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve"}) {
+    const char* op = std::string(k).find("reduce") != std::string::npos ? "reduce-scatter" : "allgather";
     hw.provenance[k] = fmt::format(
         "measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores: the CPU time of "
         "one {} of a whole buffer of x bytes on each rank's network lane while the rank's thread (nice {}) runs a one-thread "
         "{} x {} x (x / {} B) Backend::Gemm on the buffer the one before gathered, less the CPU of the same {} back to back on "
         "the rank's own thread, run just before it; rank 0, median of {}: y = extra seconds a collective and rank",
-        ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatter" : "allgather",
-        kOversubscribedComputeNice, kBesideTokens, kBesideIn, kBesideIn * 4,
-        std::string(k).find("reduce") != std::string::npos ? "reduce-scatter" : "allgather", pairs);
+        ctx.Today(), g, cores, op, kOversubscribedComputeNice, kBesideTokens, kBesideIn, kBesideIn * 4, op, pairs);
+  }
   const char* chain_names[3] = {"the allgather on the network lane alone",
                                  "a host->device copy lane, then the allgather on the network lane",
                                  "an NVMe lane job waiting nvme.read_latency_s, a copy lane, then the allgather"};
