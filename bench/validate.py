@@ -53,7 +53,11 @@ the target.
 Prints one row per configuration and the mean and max absolute step-time error; writes
 OUT/validate.csv and OUT/validate.md. Configurations with several ranks also show how far apart
 their ranks reached each collective (the median arrival skew of bench/collective_skew.py over
-a run's collectives; the median over runs). Targets (issue 5): mean < 5%, max < 10%; memory per tier
+a run's collectives; the median over runs). Configurations with more ranks than cores also set the
+simulator's charge on the cores at the run's speed (kernels, NVMe CPU, copies at one core's
+speed; the collectives' and idle time on the rank's queue) beside rank 0's threads' CPU a step
+and the ranks a core times that CPU against the measured step (bench/cpu_split.py): ranks that
+take turns on a core take about that long. Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
 """
 import argparse
@@ -69,6 +73,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collective_skew  # noqa: E402  (bench/, beside this script)
+import cpu_split  # noqa: E402
 
 # name, model, strategy, ranks, micro_batch, ckpt_interval, ckpt_tier, tile, steps
 CONFIGS = [
@@ -201,6 +206,24 @@ def main():
         runs_c.append((c["compute"] * 1e3, (c["nvme_read"] + c["h2d"] + c["network"]) * 1e3, c["node_busy_fraction"] * 100))
         row["cpu_compute_ms"], row["cpu_lanes_ms"], row["node_busy_pct"] = (statistics.median(v[i] for v in runs_c) for i in range(3))
 
+    split_runs = {}  # config (more ranks than cores) -> each run's (model split, run CPU split, measured ms)
+
+    def note_split(row, sp, summary, st):
+        """More ranks than cores: the simulator's charge on the cores at the run's speed beside the
+        run's CPU a step (bench/cpu_split.py); the medians over runs go to the row."""
+        run_cpu = cpu_split.run_split(summary)
+        if not (sp and sp[3] and run_cpu):
+            return
+        runs_s = split_runs.setdefault(row["config"], [])
+        runs_s.append((sp[3], run_cpu, st["measured"] * 1e3))
+        med = lambda f: statistics.median(f(r) for r in runs_s)
+        for k in ("kernels", "adam", "nvme", "copies", "collectives", "idle"):
+            row[f"model_{k}_ms"] = med(lambda r: r[0][k])
+        for k in ("compute", "nvme_read", "h2d", "network"):
+            row[f"run_{k}_ms"] = med(lambda r: r[1][k])
+        row["core_work_ms"] = med(lambda r: cpu_split.core_work_ms(r[1], row["ranks"] / cores))
+        row["core_work_vs_step"] = med(lambda r: cpu_split.core_work_ms(r[1], row["ranks"] / cores) / r[2])
+
     def report(row):
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
         if "skew_ms" in row:
@@ -214,6 +237,9 @@ def main():
         if "cpu_compute_ms" in row:
             spread += (f"   cpu/step compute {row['cpu_compute_ms']:.1f} ms, lanes {row['cpu_lanes_ms']:.1f} ms, "
                        f"cores {row['node_busy_pct']:.0f}% busy")
+        if "core_work_ms" in row:
+            spread += (f"   ranks a core x run CPU {row['core_work_vs_step']:.2f}x the step (model kernels "
+                       f"{row['model_kernels_ms']:.1f} ms at one core, run's compute thread {row['run_compute_ms']:.1f})")
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
@@ -228,6 +254,10 @@ def main():
                    f"error {err(st['measured'], sp[2]):+6.1f}%")
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
               f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
+        run_cpu = cpu_split.run_split(summary)
+        if sp and sp[3] and run_cpu:
+            ranks = next(c[3] for c in CONFIGS if c[0] == name)
+            print(f"  {'':26s} {cpu_split.describe(sp[3], run_cpu, ranks / cores, st['measured'] * 1e3)}", flush=True)
 
     def at_run_speed(name, summary):
         """(speed, prediction, prediction with the drive): the compute speed zrun's checks
@@ -248,7 +278,11 @@ def main():
         if drive.get("checks"):
             at_drive = step(subprocess.run(cmd + ["--nvme-read-speed", f"{drive['read']:.4f}", "--nvme-write-speed",
                                                   f"{drive['write']:.4f}"], check=True, capture_output=True, text=True).stdout)
-        return speed, at, at_drive
+        # More ranks than cores: the simulator's charge on the cores at this speed, to set beside
+        # the run's CPU (bench/cpu_split.py).
+        ranks = next(c[3] for c in CONFIGS if c[0] == name)
+        split = cpu_split.model_split(os.path.join(work, "speed-trace.json"), ranks / cores) if ranks > cores else None
+        return speed, at, at_drive, split
 
     def note_speed(row, results):
         """The median over runs of the compute speed, the prediction at it and the error against
@@ -338,6 +372,7 @@ def main():
             note_skew(row)
             note_cpu(row, summary)
             note_speed(row, runs[name][2])
+            note_split(row, sp, summary, st)
             note_calibration(row, runs[name][2])
             if args.repeat == 1:
                 report(row)
@@ -370,6 +405,7 @@ def main():
                 note_skew(row)
                 note_cpu(row, summary)
                 note_speed(row, results)
+                note_split(row, sp, summary, st)
                 report_run(row["config"], st, sp, summary)
         if args.repeat > 1:
             for row in rows:
@@ -446,6 +482,16 @@ def main():
                 f.write(f"| {r['config']} | {r['compute_speed']:.3f} | {r['predicted_at_speed_s']:.4f} | {r['error_at_speed_pct']:+.1f}% | "
                         f"{r['error_at_drive_pct']:+.1f}% |\n")
             f.write(f"\n{at_speed}\n\n{at_drive}\n")
+        split_rows = [r for r in rows if "core_work_ms" in r]
+        if split_rows:
+            f.write("\n| config | model a step at one core: kernels, adam, nvme, copies (ms) | model on the queue: collectives, idle (ms) | "
+                    "run rank 0 CPU: compute, nvme, copies, collectives (ms) | ranks a core x run CPU / measured step |\n"
+                    "|---|---|---|---|---|\n")
+            for r in split_rows:
+                f.write(f"| {r['config']} | {r['model_kernels_ms']:.1f}, {r['model_adam_ms']:.1f}, {r['model_nvme_ms']:.1f}, {r['model_copies_ms']:.1f} | "
+                        f"{r['model_collectives_ms']:.1f}, {r['model_idle_ms']:.1f} | {r['run_compute_ms']:.1f}, {r['run_nvme_read_ms']:.1f}, "
+                        f"{r['run_h2d_ms']:.1f}, {r['run_network_ms']:.1f} | {r['core_work_ms']:.1f} / {r['measured_s'] * 1e3:.1f} ms "
+                        f"({r['core_work_vs_step']:.2f}) |\n")
         if end:
             f.write("\n| config | predicted s (end profile) | error |\n|---|---|---|\n")
             for r in rows:

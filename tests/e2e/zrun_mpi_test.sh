@@ -55,6 +55,27 @@ assert dr["checks"] == 4 and 0 < dr["read_min"] <= dr["read"] <= dr["read_max"],
 assert 0 < dr["write_min"] <= dr["write"] <= dr["write_max"], dr
 print("drive speed vs the profile:", dr)
 PY
+# bench/cpu_split.py: the simulator's charge on the cores (the plan's trace) beside the run's
+# CPU. Params on NVMe and two ranks: kernels, NVMe CPU and collectives in the model; the run's
+# compute thread, NVMe lane and network lane used CPU.
+"$ZPLAN" simulate "$WORK/p2/plan.yaml" --trace "$WORK/sim.json" > /dev/null
+python3 - "$SRC/bench" "$WORK/sim.json" "$WORK/r2/summary.yaml" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import cpu_split
+model = cpu_split.model_split(sys.argv[2], 2.0)
+assert model["kernels"] > 0 and model["nvme"] > 0 and model["collectives"] > 0 and model["idle"] >= 0, model
+assert model["step"] >= model["collectives"] + 2.0 * (model["kernels"] + model["nvme"]) * 0.999, model
+run = cpu_split.run_split(open(sys.argv[3]).read())
+assert run["compute"] > 0 and run["nvme_read"] > 0 and run["network"] > 0, run
+assert abs(cpu_split.core_work_ms(run, 2.0) - 2.0 * sum(run.values())) < 1e-9
+print("cpu split:", cpu_split.describe(model, run, 2.0, float("nan")))
+PY
+set +e
+python3 "$SRC/bench/cpu_split.py" "$WORK/sim.json" "$WORK/r2/summary.yaml" --share 1 2> /dev/null; rc1=$?
+python3 "$SRC/bench/cpu_split.py" "$WORK/r2/summary.yaml" "$WORK/r2/summary.yaml" --share 2 2> /dev/null; rc2=$?
+set -e
+[ "$rc1" -eq 2 ] && [ "$rc2" -eq 2 ] || { echo "cpu_split.py: bad input exit $rc1 / $rc2, expected 2"; exit 1; }
 ! grep -q "compute_speed:" "$WORK/r2b/summary.yaml" || { echo "--speed-checks 0 still checked"; exit 1; }
 ! grep -q "drive_speed:" "$WORK/r2b/summary.yaml" || { echo "--speed-checks 0 still checked the drive"; exit 1; }
 # The drive check's file is gone with the run.

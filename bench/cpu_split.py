@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Where a rank's CPU goes a step: the simulator's charge on the cores against a zrun run's.
+
+Usage: bench/cpu_split.py SIM_TRACE RUN_SUMMARY --share S   (exit 2: a file missing or not of its kind)
+
+SIM_TRACE is `zplan simulate PLAN --trace T` of the run's plan (at the run's compute speed,
+as bench/validate.py simulates it); RUN_SUMMARY is the run's summary.yaml (its
+cpu_s_per_step: rank 0's threads' CPU a step). S is how many ranks share a core: ranks per
+node / cores where ranks outnumber cores (each rank then runs one thread, and the simulator
+costs its work on the cores at S times its time alone). Only those plans are split: with one
+rank per core or fewer a kernel runs on several threads whose CPU zrun does not report apart.
+
+The simulator's tasks on the cores, per step, at one core's speed (duration / S):
+  kernels      the compute stream's ops (recompute, the device Adam included)
+  nvme         the NVMe requests' CPU (completion, CRC) the simulator puts on the cores
+  copies       host<->device copies and gradient hand-offs (memcpy on the cores)
+  adam         the CPU optimizer (the node's Adam rate shared by its ranks)
+  collectives  the collectives' time on the rank's queue (their shm-curve wall, waiting
+               included): what the representative rank is charged, not CPU
+  idle         the step less everything on the rank's queue
+and zrun's threads, per step: compute, nvme_read (the NVMe lane), h2d (the copy lane),
+network (the collectives' lane). With several ranks to a core, a run whose waits the other
+ranks fill takes about S x its CPU a step (docs/performance-model.md, a fourteenth session):
+`core_work_ms` is that figure, beside the measured step.
+"""
+import argparse
+import json
+import re
+import sys
+
+# Compute-stream task names that are CPU for NVMe requests or copies, not kernels.
+NVME_SUFFIXES = (" nvme cpu", " read cpu", " write cpu")
+COPY_SUFFIXES = (" hand-off",)
+WAITS = ("drain",)  # the compute queue waiting for outstanding transfers: no work
+
+
+def model_split(trace_path, share):
+    """The simulator's per-step charge on a rank's cores, in ms at one core's speed (see the
+    module's doc); collectives and idle in ms of the rank's queue."""
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    out = dict(kernels=0.0, nvme=0.0, copies=0.0, adam=0.0, collectives=0.0)
+    end = 0.0
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        end = max(end, e["ts"] + e["dur"])
+        res, name, ms = names.get(e["tid"], ""), e["name"], e["dur"] / 1e3
+        if res == "compute":
+            if name in WAITS:
+                continue
+            kind = "nvme" if name.endswith(NVME_SUFFIXES) else "copies" if name.endswith(COPY_SUFFIXES) else "kernels"
+            out[kind] += ms
+        elif res in ("h2d", "d2h"):
+            out["copies"] += ms
+        elif res == "network":
+            out["collectives"] += ms
+        elif res == "cpu_optimizer":
+            out["adam"] += ms
+    queue = sum(v for k, v in out.items() if k != "adam")  # Adam has its own threads' queue
+    for k in ("kernels", "nvme", "copies", "adam"):
+        out[k] /= share
+    out["idle"] = max(0.0, end / 1e3 - queue)
+    out["step"] = end / 1e3
+    return out
+
+
+def run_split(summary_text):
+    """Rank 0's threads' CPU a step from a zrun summary.yaml, in ms; {} without it."""
+    m = re.search(r"^cpu_s_per_step:\n((?:  .*\n)+)", summary_text, re.M)
+    if not m:
+        return {}
+    vals = {k: float(v) * 1e3 for k, v in re.findall(r"^  (\w+): ([-0-9.eE+]+)$", m.group(1), re.M)}
+    return {k: vals.get(k, 0.0) for k in ("compute", "nvme_read", "h2d", "network")}
+
+
+def core_work_ms(run, share):
+    """S x the rank's measured CPU a step: the step of ranks that take turns on their cores."""
+    return share * sum(run.values())
+
+
+def describe(model, run, share, measured_ms):
+    """One line: the model's charge beside the run's CPU."""
+    return (f"cpu/step at one core: model kernels {model['kernels']:.1f}, adam {model['adam']:.1f}, nvme {model['nvme']:.1f}, "
+            f"copies {model['copies']:.1f} ms "
+            f"(+ collectives {model['collectives']:.1f}, idle {model['idle']:.1f} ms on the queue); run compute {run['compute']:.1f}, "
+            f"nvme {run['nvme_read']:.1f}, copies {run['h2d']:.1f}, collectives {run['network']:.1f} ms; "
+            f"{share:g} x run CPU {core_work_ms(run, share):.1f} ms against the step's {measured_ms:.1f}")
+
+
+def fail(msg):
+    print(f"cpu_split: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sim_trace")
+    ap.add_argument("run_summary")
+    ap.add_argument("--share", type=float, required=True, help="ranks per core (ranks per node / cores, above 1)")
+    args = ap.parse_args()
+    if args.share <= 1:
+        fail("--share must be above 1 (more ranks than cores)")
+    try:
+        model = model_split(args.sim_trace, args.share)
+    except (OSError, ValueError, KeyError) as e:
+        fail(f"{args.sim_trace}: not a zplan simulate trace ({e})")
+    try:
+        text = open(args.run_summary).read()
+    except OSError as e:
+        fail(f"{args.run_summary}: {e.strerror}")
+    run = run_split(text)
+    if not run:
+        fail(f"{args.run_summary}: no cpu_s_per_step section (not a zrun summary.yaml)")
+    m = re.search(r"^step_time_s:\n  measured: ([-0-9.eE+]+)", text, re.M)
+    print(describe(model, run, args.share, float(m.group(1)) * 1e3 if m else float("nan")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
