@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Where a rank's CPU goes a step: the simulator's charge on the cores against a zrun run's.
 
-Usage: bench/cpu_split.py SIM_TRACE RUN_SUMMARY --share S   (exit 2: a file missing or not of its kind)
+Usage: bench/cpu_split.py SIM_TRACE RUN_SUMMARY --share S [--run-trace TRACE]
+       (exit 2: a file missing or not of its kind)
 
 SIM_TRACE is `zplan simulate PLAN --trace T` of the run's plan (at the run's compute speed,
 as bench/validate.py simulates it); RUN_SUMMARY is the run's summary.yaml (its
@@ -75,6 +76,38 @@ def run_split(summary_text):
     return {k: vals.get(k, 0.0) for k in ("compute", "nvme_read", "h2d", "network")}
 
 
+def run_trace_split(trace_path):
+    """From a zrun trace (rank 0's trace.json, whose events carry their thread's CPU as
+    args.cpu_us), per step after the first, in ms: the compute thread's CPU and time in its
+    ops and kernels (ops_cpu, ops_wall; they do not nest), in Adam (adam_cpu), and each lane's
+    CPU and time in its jobs (<lane>_cpu, <lane>_wall for nvme_read, h2d, network). None where
+    the trace has no CPU figures (a zrun before they were recorded) or fewer than two steps."""
+    with open(trace_path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e["tid"] == 5)
+    if len(steps) < 2 or not any("cpu_us" in e.get("args", {}) for e in events):
+        return None
+    lo, hi = steps[0][1], steps[-1][1]  # from the end of the first step to the end of the last
+    lanes = {1: "nvme_read", 2: "h2d", 3: "network"}
+    out = dict(ops_cpu=0.0, ops_wall=0.0, adam_cpu=0.0)
+    for lane in lanes.values():
+        out[f"{lane}_cpu"] = out[f"{lane}_wall"] = 0.0
+    for e in events:
+        if not lo <= e["ts"] < hi:
+            continue
+        cpu = e.get("args", {}).get("cpu_us", 0.0) / 1e3
+        if e["tid"] == 0:
+            out["ops_cpu"] += cpu
+            out["ops_wall"] += e["dur"] / 1e3
+        elif e["tid"] == 4:
+            out["adam_cpu"] += cpu
+        elif e["tid"] in lanes:
+            out[f"{lanes[e['tid']]}_cpu"] += cpu
+            out[f"{lanes[e['tid']]}_wall"] += e["dur"] / 1e3
+    n = len(steps) - 1
+    return {k: v / n for k, v in out.items()}
+
+
 def core_work_ms(run, share):
     """S x the rank's measured CPU a step: the step of ranks that take turns on their cores."""
     return share * sum(run.values())
@@ -99,6 +132,7 @@ def main():
     ap.add_argument("sim_trace")
     ap.add_argument("run_summary")
     ap.add_argument("--share", type=float, required=True, help="ranks per core (ranks per node / cores, above 1)")
+    ap.add_argument("--run-trace", default="", help="the run's trace.json (rank 0): its threads' CPU in ops and jobs")
     args = ap.parse_args()
     if args.share <= 1:
         fail("--share must be above 1 (more ranks than cores)")
@@ -115,6 +149,18 @@ def main():
         fail(f"{args.run_summary}: no cpu_s_per_step section (not a zrun summary.yaml)")
     m = re.search(r"^step_time_s:\n  measured: ([-0-9.eE+]+)", text, re.M)
     print(describe(model, run, args.share, float(m.group(1)) * 1e3 if m else float("nan")))
+    if args.run_trace:
+        try:
+            tr = run_trace_split(args.run_trace)
+        except (OSError, ValueError, KeyError) as e:
+            fail(f"{args.run_trace}: not a zrun trace ({e})")
+        if tr is None:
+            print(f"{args.run_trace}: no CPU figures in its events (or under two steps)")
+        else:
+            print(f"run's trace, a step: compute thread in ops and kernels {tr['ops_cpu']:.1f} ms CPU in {tr['ops_wall']:.1f} ms, "
+                  f"Adam {tr['adam_cpu']:.1f} ms CPU; lanes' jobs (CPU in time): nvme {tr['nvme_read_cpu']:.1f} in "
+                  f"{tr['nvme_read_wall']:.1f}, copies {tr['h2d_cpu']:.1f} in {tr['h2d_wall']:.1f}, collectives "
+                  f"{tr['network_cpu']:.1f} in {tr['network_wall']:.1f} ms")
     return 0
 
 

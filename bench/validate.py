@@ -215,7 +215,12 @@ def main():
         if not (sp and sp[3] and run_cpu):
             return
         runs_s = split_runs.setdefault(row["config"], [])
-        runs_s.append((sp[3], run_cpu, st["measured"] * 1e3))
+        tr = cpu_split.run_trace_split(os.path.join(args.out, row["config"], "trace.json"))
+        runs_s.append((sp[3], run_cpu, st["measured"] * 1e3, tr))
+        # The compute thread's CPU in its ops and kernels (its trace's events), against the
+        # model's kernels; the rest of its CPU is between them.
+        if all(r[3] for r in runs_s):
+            row["run_ops_cpu_ms"] = statistics.median(r[3]["ops_cpu"] + r[3]["adam_cpu"] for r in runs_s)
         med = lambda f: statistics.median(f(r) for r in runs_s)
         for k in ("kernels", "adam", "nvme", "copies", "collectives", "idle"):
             row[f"model_{k}_ms"] = med(lambda r: r[0][k])
@@ -257,7 +262,11 @@ def main():
         run_cpu = cpu_split.run_split(summary)
         if sp and sp[3] and run_cpu:
             ranks = next(c[3] for c in CONFIGS if c[0] == name)
-            print(f"  {'':26s} {cpu_split.describe(sp[3], run_cpu, ranks / cores, st['measured'] * 1e3)}", flush=True)
+            line = cpu_split.describe(sp[3], run_cpu, ranks / cores, st["measured"] * 1e3)
+            tr = cpu_split.run_trace_split(os.path.join(args.out, name, "trace.json"))
+            if tr:
+                line += f"; its compute thread in ops and kernels {tr['ops_cpu'] + tr['adam_cpu']:.1f} ms"
+            print(f"  {'':26s} {line}", flush=True)
 
     def at_run_speed(name, summary):
         """(speed, prediction, prediction with the drive): the compute speed zrun's checks
@@ -485,11 +494,12 @@ def main():
         split_rows = [r for r in rows if "core_work_ms" in r]
         if split_rows:
             f.write("\n| config | model a step at one core: kernels, adam, nvme, copies (ms) | model on the queue: collectives, idle (ms) | "
-                    "run rank 0 CPU: compute, nvme, copies, collectives (ms) | ranks a core x run CPU / measured step |\n"
+                    "run rank 0 CPU: compute (in its ops and kernels), nvme, copies, collectives (ms) | ranks a core x run CPU / measured step |\n"
                     "|---|---|---|---|---|\n")
             for r in split_rows:
                 f.write(f"| {r['config']} | {r['model_kernels_ms']:.1f}, {r['model_adam_ms']:.1f}, {r['model_nvme_ms']:.1f}, {r['model_copies_ms']:.1f} | "
-                        f"{r['model_collectives_ms']:.1f}, {r['model_idle_ms']:.1f} | {r['run_compute_ms']:.1f}, {r['run_nvme_read_ms']:.1f}, "
+                        f"{r['model_collectives_ms']:.1f}, {r['model_idle_ms']:.1f} | {r['run_compute_ms']:.1f}"
+                        + (f" ({r['run_ops_cpu_ms']:.1f})" if "run_ops_cpu_ms" in r else "") + f", {r['run_nvme_read_ms']:.1f}, "
                         f"{r['run_h2d_ms']:.1f}, {r['run_network_ms']:.1f} | {r['core_work_ms']:.1f} / {r['measured_s'] * 1e3:.1f} ms "
                         f"({r['core_work_vs_step']:.2f}) |\n")
         if end:

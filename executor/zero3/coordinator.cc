@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/cpu_clock.h"
 #include "executor/backend/cpu/kernels.h"
 
 namespace zinf {
@@ -229,7 +230,10 @@ Result<const float*> Zero3Engine::Acquire(int group) {
   }
   f.host_stage.reset();
   f.dev_shard.reset();
-  if (trace_) op_start_us_ = trace_->NowUs();
+  if (trace_) {
+    op_start_us_ = trace_->NowUs();
+    op_start_cpu_s_ = CurrentThreadCpuSeconds();
+  }
   return f.ready_ptr;
 }
 
@@ -237,20 +241,25 @@ Status Zero3Engine::Release(int group) {
   if (trace_ && cur_op_ >= 0) {
     const GroupOp& op = schedule_[static_cast<size_t>(cur_op_)];
     trace_->Complete(groups_[static_cast<size_t>(group)].name, PhaseName(op.phase), op_start_us_,
-                     trace_->NowUs() - op_start_us_, trace_pid_, 0);
+                     trace_->NowUs() - op_start_us_, trace_pid_, 0,
+                     {{"cpu_us", (CurrentThreadCpuSeconds() - op_start_cpu_s_) * 1e6}, {"cpu_at_us", op_start_cpu_s_ * 1e6}});
   }
   if (cur_op_ >= 0 && fetch_[static_cast<size_t>(cur_op_)]) fetch_[static_cast<size_t>(cur_op_)].reset();
   return Status::Ok();
 }
 
 void Zero3Engine::OnKernelBegin() {
-  if (trace_) kernel_start_us_ = trace_->NowUs();
+  if (trace_) {
+    kernel_start_us_ = trace_->NowUs();
+    kernel_start_cpu_s_ = CurrentThreadCpuSeconds();
+  }
 }
 
 void Zero3Engine::OnKernelEnd(const char* kind, int layer, Phase phase) {
   if (!trace_) return;
   const std::string name = layer >= 0 ? fmt::format("h{}.{}", layer, kind) : std::string(kind);
-  trace_->Complete(name, PhaseName(phase), kernel_start_us_, trace_->NowUs() - kernel_start_us_, trace_pid_, 0);
+  trace_->Complete(name, PhaseName(phase), kernel_start_us_, trace_->NowUs() - kernel_start_us_, trace_pid_, 0,
+                   {{"cpu_us", (CurrentThreadCpuSeconds() - kernel_start_cpu_s_) * 1e6}, {"cpu_at_us", kernel_start_cpu_s_ * 1e6}});
 }
 
 Result<float*> Zero3Engine::AcquireGrad(int group) {
@@ -450,10 +459,12 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
       ZINF_ASSIGN_OR_RETURN(next, StageOptGroup(gi + 1));
     }
     if (cur->read) ZINF_RETURN_IF_ERROR(cur->read->Wait());
-    const double ts = trace_ ? trace_->NowUs() : 0;
+    const double ts = trace_ ? trace_->NowUs() : 0, cpu0 = trace_ ? CurrentThreadCpuSeconds() : 0;
     const int threads = staged && n < kLeaveLaneACoreBelow ? std::max(1, be_->threads() - 1) : be_->threads();
     cpu::AdamStep(cur->ptr[0], cur->ptr[1], cur->ptr[2], cur->ptr[3], n, hp, threads);
-    if (trace_) trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4);
+    if (trace_)
+      trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4,
+                       {{"cpu_us", (CurrentThreadCpuSeconds() - cpu0) * 1e6}, {"cpu_at_us", cpu0 * 1e6}});
     if (cur->stage[0] || cur->stage[2] || cur->stage[3]) {
       writes.push_back(nvme_lane_->Submit([this, cur, gi, bytes, tiers]() -> Status {
         std::vector<NvmeXfer> batch;

@@ -164,6 +164,7 @@ class Zero3Engine final : public ParamProvider {
   int64_t trace_pid_ = 0;
   double op_start_us_ = 0;
   double kernel_start_us_ = 0;
+  double op_start_cpu_s_ = 0, kernel_start_cpu_s_ = 0;  // the compute thread's CPU then (traced ops' cpu_us)
   void Count(double Zero3Stats::*field, double v) const;  // lanes update stats concurrently
   mutable std::mutex stats_mu_;
   mutable Zero3Stats stats_;

@@ -79,10 +79,15 @@ void Lane::Loop() {
     reports::ChromeTraceWriter* trace = trace_;
     l.unlock();
     const double ts = trace ? trace->NowUs() : 0;
+    const double cpu0 = trace ? CurrentThreadCpuSeconds() : 0;
     auto t0 = std::chrono::steady_clock::now();
     Status s = job.fn();
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (trace) trace->Complete(job.name.empty() ? name_ : job.name, name_, ts, dt * 1e6, pid_, tid_);
+    // Traced jobs carry the lane thread's CPU in them: their time less it is waiting (for the
+    // drive, the other ranks) or off the core.
+    if (trace)
+      trace->Complete(job.name.empty() ? name_ : job.name, name_, ts, dt * 1e6, pid_, tid_,
+                      {{"cpu_us", (CurrentThreadCpuSeconds() - cpu0) * 1e6}});
     job.sig->Set(std::move(s));
     l.lock();
     busy_s_ += dt;

@@ -70,6 +70,13 @@ run = cpu_split.run_split(open(sys.argv[3]).read())
 assert run["compute"] > 0 and run["nvme_read"] > 0 and run["network"] > 0, run
 assert abs(cpu_split.core_work_ms(run, 2.0) - 2.0 * sum(run.values())) < 1e-9
 print("cpu split:", cpu_split.describe(model, run, 2.0, float("nan")))
+# zrun's trace events carry their thread's CPU (args.cpu_us): positive, and never more than
+# the event's own time (one thread).
+tr = cpu_split.run_trace_split(sys.argv[3].replace("summary.yaml", "trace.json"))
+assert tr is not None, "no cpu_us in the run's trace"
+for k in ("ops", "nvme_read", "network"):
+    assert 0 < tr[f"{k}_cpu"] <= tr[f"{k}_wall"] * 1.01 + 0.01, (k, tr)
+print("run's trace, per step:", {k: round(v, 3) for k, v in tr.items()})
 PY
 set +e
 python3 "$SRC/bench/cpu_split.py" "$WORK/sim.json" "$WORK/r2/summary.yaml" --share 1 2> /dev/null; rc1=$?

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <utility>
+#include <variant>
 
 #include "executor/comm/thread_comm.h"
 #include "executor/train/trainer.h"
@@ -115,11 +116,27 @@ TEST(Zero3Train, TraceRecordsKernelsBetweenOps) {
   });
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::map<std::pair<std::string, std::string>, int> n;  // (phase, name) -> events on the compute track
-  for (const reports::TraceEvent& e : trace.Events())
-    if (e.ph == 'X' && e.tid == 0) {
+  int lane_jobs = 0;
+  for (const reports::TraceEvent& e : trace.Events()) {
+    if (e.ph != 'X') continue;
+    // Every op, kernel and lane job carries its thread's CPU in it: at least 0 and, on one
+    // thread, no more than its time (the two clocks are read a few us apart).
+    auto cpu = e.args.find("cpu_us");
+    if (e.tid != 5) {
+      ASSERT_NE(cpu, e.args.end()) << e.name << " has no cpu_us";
+      const double c = std::get<double>(cpu->second);
+      EXPECT_GE(c, 0) << e.name;
+      EXPECT_LE(c, e.dur_us + 100) << e.name;
+    }
+    if (e.tid == 0) {
       ++n[{e.cat, e.name}];
       EXPECT_GE(e.dur_us, 0) << e.name;
+      ASSERT_NE(e.args.find("cpu_at_us"), e.args.end()) << e.name;
+    } else if (e.tid >= 1 && e.tid <= 3) {
+      ++lane_jobs;
     }
+  }
+  EXPECT_GT(lane_jobs, 0) << "params on the host: the copy lane's jobs are traced";
   for (const char* name : {"h0.attn.core", "h1.attn.core", "h0.mlp.gelu", "h1.mlp.gelu", "loss"}) {
     EXPECT_EQ((n[{"forward", name}]), 1) << name;
     EXPECT_EQ((n[{"backward", name}]), 1) << name;
