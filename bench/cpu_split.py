@@ -18,6 +18,8 @@ The simulator's tasks on the cores, per step, at one core's speed (duration / S)
   adam         the CPU optimizer (the node's Adam rate shared by its ranks)
   collectives  the collectives' time on the rank's queue (their shm-curve wall, waiting
                included): what the representative rank is charged, not CPU
+  collectives_cpu  their network lane's CPU (the shm _cpu_ curves back to back plus the
+               _cpu_beside_ extra: the trace's args.cpu_us; 0 with a profile without them)
   idle         the step less everything on the rank's queue
 and zrun's threads, per step: compute, nvme_read (the NVMe lane), h2d (the copy lane),
 network (the collectives' lane). With several ranks to a core, a run whose waits the other
@@ -42,6 +44,7 @@ def model_split(trace_path, share):
         events = json.load(f)["traceEvents"]
     names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
     out = dict(kernels=0.0, nvme=0.0, copies=0.0, adam=0.0, collectives=0.0)
+    lane_cpu = 0.0
     end = 0.0
     for e in events:
         if e.get("ph") != "X":
@@ -57,12 +60,14 @@ def model_split(trace_path, share):
             out["copies"] += ms
         elif res == "network":
             out["collectives"] += ms
+            lane_cpu += e.get("args", {}).get("cpu_us", 0.0) / 1e3
         elif res == "cpu_optimizer":
             out["adam"] += ms
     queue = sum(v for k, v in out.items() if k != "adam")  # Adam has its own threads' queue
     for k in ("kernels", "nvme", "copies", "adam"):
         out[k] /= share
     out["idle"] = max(0.0, end / 1e3 - queue)
+    out["collectives_cpu"] = lane_cpu
     out["step"] = end / 1e3
     return out
 
@@ -117,7 +122,8 @@ def describe(model, run, share, measured_ms):
     """One line: the model's charge beside the run's CPU."""
     return (f"cpu/step at one core: model kernels {model['kernels']:.1f}, adam {model['adam']:.1f}, nvme {model['nvme']:.1f}, "
             f"copies {model['copies']:.1f} ms "
-            f"(+ collectives {model['collectives']:.1f}, idle {model['idle']:.1f} ms on the queue); run compute {run['compute']:.1f}, "
+            f"(+ collectives {model['collectives']:.1f} ms on the queue, {model['collectives_cpu']:.1f} of their lane's CPU; "
+            f"idle {model['idle']:.1f}); run compute {run['compute']:.1f}, "
             f"nvme {run['nvme_read']:.1f}, copies {run['h2d']:.1f}, collectives {run['network']:.1f} ms; "
             f"{share:g} x run CPU {core_work_ms(run, share):.1f} ms against the step's {measured_ms:.1f}")
 

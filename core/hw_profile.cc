@@ -111,12 +111,23 @@ double HwProfile::ShmBusBw(double bytes, bool reduce_scatter) const {
   return CurveBusBw(reduce_scatter ? shm_reduce_scatter_curve : shm_allgather_curve, bytes, 0.0);
 }
 
-double HwProfile::ShmCpuBesideSeconds(double bytes, bool reduce_scatter) const {
-  const std::vector<CurvePoint>& c = reduce_scatter ? shm_reduce_scatter_cpu_beside_curve : shm_allgather_cpu_beside_curve;
+namespace {
+// Seconds for `bytes` from a curve of seconds by size: per byte interpolated between the
+// measured sizes, flat per byte outside them; 0 without the curve.
+double PerByteSeconds(const std::vector<CurvePoint>& c, double bytes) {
   if (c.empty() || bytes <= 0) return 0.0;
   std::vector<CurvePoint> per_byte;
   for (const CurvePoint& p : c) per_byte.push_back({p.x, p.y / p.x});
   return bytes * Interpolate(per_byte, bytes, per_byte.back().y);
+}
+}  // namespace
+
+double HwProfile::ShmCpuBesideSeconds(double bytes, bool reduce_scatter) const {
+  return PerByteSeconds(reduce_scatter ? shm_reduce_scatter_cpu_beside_curve : shm_allgather_cpu_beside_curve, bytes);
+}
+
+double HwProfile::ShmCpuSeconds(double bytes, bool reduce_scatter) const {
+  return PerByteSeconds(reduce_scatter ? shm_reduce_scatter_cpu_curve : shm_allgather_cpu_curve, bytes);
 }
 
 double HwProfile::CouplingPerCollective(double between_s, int lanes) const {
@@ -151,7 +162,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
   static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve",
-                                                "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "node.fetch_wake_curve_host", "node.fetch_wake_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                                                "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "node.fetch_wake_curve_host", "node.fetch_wake_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve", "network.shm_allgather_cpu_curve", "network.shm_reduce_scatter_cpu_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s", "nvme.lane_read_curve", "nvme.lane_write_curve"};
   return keys;
@@ -240,6 +251,8 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.shm_reduce_scatter_curve = ReadCurve(net, "shm_reduce_scatter_curve");
   hw.shm_allgather_cpu_beside_curve = ReadCurve(net, "shm_allgather_cpu_beside_curve");
   hw.shm_reduce_scatter_cpu_beside_curve = ReadCurve(net, "shm_reduce_scatter_cpu_beside_curve");
+  hw.shm_allgather_cpu_curve = ReadCurve(net, "shm_allgather_cpu_curve");
+  hw.shm_reduce_scatter_cpu_curve = ReadCurve(net, "shm_reduce_scatter_cpu_curve");
   FieldReader c = r.Map("cpu");
   hw.cpu_adam_params_per_s = c.Number("adam_params_per_s", 1e3, 1e13);
   FieldReader io = r.Map("nvme", /*allow_missing=*/true);
@@ -338,6 +351,8 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "shm_reduce_scatter_curve", hw.shm_reduce_scatter_curve);
   WriteCurve(y, "shm_allgather_cpu_beside_curve", hw.shm_allgather_cpu_beside_curve);
   WriteCurve(y, "shm_reduce_scatter_cpu_beside_curve", hw.shm_reduce_scatter_cpu_beside_curve);
+  WriteCurve(y, "shm_allgather_cpu_curve", hw.shm_allgather_cpu_curve);
+  WriteCurve(y, "shm_reduce_scatter_cpu_curve", hw.shm_reduce_scatter_cpu_curve);
   y.End();
   y.Begin("cpu");
   y.Key("adam_params_per_s", hw.cpu_adam_params_per_s);

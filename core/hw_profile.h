@@ -116,6 +116,10 @@ struct HwProfile {
   // op computes) beyond what the same collective takes back to back, by whole-buffer size:
   // x bytes, y seconds per collective per rank (the coupling probe).
   std::vector<CurvePoint> shm_allgather_cpu_beside_curve, shm_reduce_scatter_cpu_beside_curve;
+  // CPU backend, optional: the CPU one of those collectives costs a rank back to back (the shm
+  // curves' runs), by whole-buffer size: x bytes, y seconds per collective per rank (the
+  // coupling probe). With the _cpu_beside_ curves, the CPU a rank's network lane spends on it.
+  std::vector<CurvePoint> shm_allgather_cpu_curve, shm_reduce_scatter_cpu_curve;
   // CPU optimizer
   double cpu_adam_params_per_s = 0;  // node-wide CPU Adam throughput (fp32 params/s)
   // NVMe I/O settings that measured best
@@ -168,6 +172,9 @@ struct HwProfile {
   // _cpu_beside_ curves: per byte interpolated between the measured sizes, flat per byte
   // outside them (a copy's CPU grows with its bytes); 0 without the curve.
   double ShmCpuBesideSeconds(double bytes, bool reduce_scatter) const;
+  // A rank's CPU seconds for one such collective back to back, from the _cpu_ curves (per
+  // byte as ShmCpuBesideSeconds); 0 without the curve.
+  double ShmCpuSeconds(double bytes, bool reduce_scatter) const;
   // Extra seconds per collective from coupling_curve at `between_s` of compute between
   // collectives (flat beyond the measured points); 0 without the curve. `lanes`: the fetch
   // chain each collective waits behind (1 device, 2 host, 3 NVMe params); the curve of the

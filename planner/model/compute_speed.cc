@@ -39,6 +39,8 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
     Scale(hw.shm_reduce_scatter_curve, speed);
     Scale(hw.shm_allgather_cpu_beside_curve, 1.0 / speed);  // seconds of CPU
     Scale(hw.shm_reduce_scatter_cpu_beside_curve, 1.0 / speed);
+    Scale(hw.shm_allgather_cpu_curve, 1.0 / speed);
+    Scale(hw.shm_reduce_scatter_cpu_curve, 1.0 / speed);
   }
   Scale(hw.gemm_curve, speed);
   Scale(hw.gemm_bwd_curve, speed);

@@ -69,6 +69,12 @@ double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, boo
   return (std::max(intra, inter) + hw.collective_latency_s) / CpuRankShare(hw, k);
 }
 
+double CollectiveCpuTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter) {
+  if (k.dp() <= 1 || bytes <= 0 || k.nodes > 1 || !CpuOversubscribed(hw, k)) return 0.0;
+  const double back_to_back = hw.ShmCpuSeconds(bytes, reduce_scatter);
+  return back_to_back > 0 ? back_to_back + hw.ShmCpuBesideSeconds(bytes, reduce_scatter) : 0.0;  // unknown without it
+}
+
 double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes) {
   if (hw.backend != "cpu" || requests <= 0) return 0.0;
   // The lane's thread takes one core for the request's CPU. A device of several cores splits

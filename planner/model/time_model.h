@@ -34,6 +34,11 @@ double FetchesPerMicroStep(const ModelSpec& m, const PlanKnobs& k);
 // among that many rank processes: the node's time, no share applied), plus the extra CPU
 // the ranks' lanes spend on it beside the GEMMs (the _cpu_beside_ curves, over the cores).
 double CollectiveTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter = false);
+// CPU backend, one node, more ranks than cores: the CPU seconds (at one core's speed) a rank's
+// network lane spends on that collective: its back-to-back CPU and its extra beside the GEMMs
+// (the shm _cpu_ and _cpu_beside_ curves). Not part of CollectiveTime, which charges the
+// collective's time on the rank's share of the cores; 0 elsewhere or without the _cpu_ curve.
+double CollectiveCpuTime(const HwProfile& hw, const PlanKnobs& k, double bytes, bool reduce_scatter = false);
 
 // CPU backend: the time `requests` NVMe requests of `bytes` in all take from the rank's
 // compute (the store's submission, completion wake-ups and CRC-32C run on the cores the

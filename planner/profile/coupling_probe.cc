@@ -217,6 +217,8 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
   hw.shm_reduce_scatter_curve.clear();
   hw.shm_allgather_cpu_beside_curve.clear();
   hw.shm_reduce_scatter_cpu_beside_curve.clear();
+  hw.shm_allgather_cpu_curve.clear();
+  hw.shm_reduce_scatter_cpu_curve.clear();
   if (hw.backend != "cpu") return Status::Ok();
   const int cores = static_cast<int>(std::max<int64_t>(1, hw.cpu_cores));
   const int g = 2 * cores;
@@ -274,7 +276,8 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
   if (!measured.ok()) {  // optional figures: the profile goes on without them
     for (const char* k : {"node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme",
                           "network.shm_allgather_curve", "network.shm_reduce_scatter_curve",
-                          "network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve"})
+                          "network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve",
+                          "network.shm_allgather_cpu_curve", "network.shm_reduce_scatter_cpu_curve"})
       hw.provenance[k] = fmt::format("not measured: {} rank processes on {} cores: {}", g, cores, measured.status().ToString());
     ctx.Progress("coupling", "not measured: " + measured.status().ToString());
     return Status::Ok();
@@ -314,9 +317,12 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
     for (size_t o = 0; o < 2; ++o) {
       const double bus = sizes[si] * (g - 1) / g / median_of(at[si][o][0], &RunTimes::wall_s);
       (o == 0 ? hw.shm_allgather_curve : hw.shm_reduce_scatter_curve).push_back({sizes[si], bus});
+      // The same collective's CPU on rank 0's thread back to back (at least 1 ns: a curve
+      // point must be positive).
+      const double alone = std::max(1e-9, median_of(at[si][o][0], &RunTimes::coll_cpu_s));
+      (o == 0 ? hw.shm_allgather_cpu_curve : hw.shm_reduce_scatter_cpu_curve).push_back({sizes[si], alone});
       if (at[si][o][1].empty()) continue;
       // A difference at or below zero (noise) is recorded as 1 ns: a curve point must be positive.
-      const double alone = median_of(at[si][o][0], &RunTimes::coll_cpu_s);
       const double extra = std::max(1e-9, median_of(at[si][o][1], &RunTimes::coll_cpu_s) - alone);
       (o == 0 ? hw.shm_allgather_cpu_beside_curve : hw.shm_reduce_scatter_cpu_beside_curve).push_back({sizes[si], extra});
       beside += fmt::format("{}{} CPU {:.0f} us a rank back to back, +{:.0f} us beside GEMMs", beside.empty() ? "; " : ", ",
@@ -330,6 +336,12 @@ Status ProbeCoupling(ProfileContext& ctx, HwProfile& hw) {
     hw.provenance[k] = fmt::format(
         "measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores, blocking {} of whole buffers of x bytes back to back on "
         "the ranks' own threads, median of {}: y = bus bandwidth, x (g - 1) / g / time",
+        ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
+  for (const char* k : {"network.shm_allgather_cpu_curve", "network.shm_reduce_scatter_cpu_curve"})
+    hw.provenance[k] = fmt::format(
+        "measured: {}, {} rank processes (ShmComm, each bound to a core as zrun binds them) on {} cores, the shm curve's blocking {} of "
+        "whole buffers of x bytes back to back on the ranks' own threads: the CPU time of rank 0's thread a collective, median of {}: "
+        "y = seconds a collective and rank",
         ctx.Today(), g, cores, std::string(k).find("reduce") != std::string::npos ? "reduce-scatters" : "allgathers", pairs);
   for (const char* k : {"network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve"}) {
     const char* op = std::string(k).find("reduce") != std::string::npos ? "reduce-scatter" : "allgather";

@@ -128,9 +128,11 @@ class PassBuilder {
       }
       if (st == 1 && k_.placement.params != Tier::kDevice)
         t = g_.Add(Res::kH2D, shard / r_.h2d + r_.fetch_wake, {{t, false}, {trig, on_start}}, phase, name + " h2d");
-      if (st == 2 && k_.dp() > 1)
+      if (st == 2 && k_.dp() > 1) {
         t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params) + r_.coupling, {{t, false}, {trig, on_start}}, phase,
                    name + " allgather");
+        g_.tasks()[static_cast<size_t>(t)].cpu_s = CollectiveCpuTime(hw_, k_, r_.w * op.params);
+      }
     };
     const int depth[3] = {dn_, dh_, da_};
     // Fetches issued before the first op begins: triggered by the start of the previous task.
@@ -212,7 +214,10 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                     [&](const Op& op, int c) {
                       if (op.params <= 0) return;
                       int t = c;
-                      if (k.dp() > 1) t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params, true) + r.coupling, {{t, false}}, "backward", "reduce-scatter");
+                      if (k.dp() > 1) {
+                        t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params, true) + r.coupling, {{t, false}}, "backward", "reduce-scatter");
+                        g.tasks()[static_cast<size_t>(t)].cpu_s = CollectiveCpuTime(hw, k, r.w * op.params, true);
+                      }
                       const double gshard = sb.grad * op.params / r.dp;
                       if (const double h = GradHandOffTime(hw, k, gshard) + r.grad_wake; h > 0)
                         t = g.Add(Res::kCompute, h, {{t, false}}, "backward", "grad hand-off");

@@ -27,6 +27,10 @@ struct SimTask {
   double start_s = 0;
   double end_s = 0;
   int critical_pred = -1;  // the task whose end (or start) fixed this task's start
+  // CPU seconds at one core's speed the model gives the task where that is not its time on
+  // its queue: a collective's network-lane CPU on a CPU node with more ranks than cores
+  // (CollectiveCpuTime); 0: not given. Reported, not scheduled.
+  double cpu_s = 0;
 };
 
 struct SimOptions {

@@ -72,6 +72,8 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   ExpectSameCurve(a.shm_reduce_scatter_curve, b.shm_reduce_scatter_curve);
   ExpectSameCurve(a.shm_allgather_cpu_beside_curve, b.shm_allgather_cpu_beside_curve);
   ExpectSameCurve(a.shm_reduce_scatter_cpu_beside_curve, b.shm_reduce_scatter_cpu_beside_curve);
+  ExpectSameCurve(a.shm_allgather_cpu_curve, b.shm_allgather_cpu_curve);
+  ExpectSameCurve(a.shm_reduce_scatter_cpu_curve, b.shm_reduce_scatter_cpu_curve);
   EXPECT_EQ(a.cpu_adam_params_per_s, b.cpu_adam_params_per_s);
   EXPECT_EQ(a.nvme_block_size, b.nvme_block_size);
   EXPECT_EQ(a.nvme_queue_depth, b.nvme_queue_depth);
@@ -302,6 +304,8 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.shm_reduce_scatter_curve = {{262144, 1.6e9}, {4 << 20, 1.8e9}};
   hw.shm_allgather_cpu_beside_curve = {{262144, 1.3e-5}, {4 << 20, 2.7e-4}};  // and their CPU beside GEMMs
   hw.shm_reduce_scatter_cpu_beside_curve = {{262144, 1.8e-5}, {1 << 20, 3.3e-5}, {4 << 20, 3.4e-4}};
+  hw.shm_allgather_cpu_curve = {{65536, 2.9e-5}, {4 << 20, 6.1e-4}};  // and back to back
+  hw.shm_reduce_scatter_cpu_curve = {{65536, 3.3e-5}, {1 << 20, 1.9e-4}, {16 << 20, 3.1e-3}};
   hw.description = "";
   ScratchDir dir;
   ASSERT_TRUE(SaveHwProfile(hw, dir.File("c.yaml")).ok());
@@ -336,6 +340,21 @@ TEST(HwProfile, ShmCpuBesideSecondsFromTheCurves) {
   EXPECT_EQ(hw.ShmCpuBesideSeconds(1e6, true), 0.0);  // each kind its own curve
   hw.shm_reduce_scatter_cpu_beside_curve = {{1e6, 3e-5}};
   EXPECT_NEAR(hw.ShmCpuBesideSeconds(2e6, true), 6e-5, 1e-17);
+}
+
+// A collective's CPU back to back: per byte as the beside figure, from its own curves.
+TEST(HwProfile, ShmCpuSecondsFromTheCurves) {
+  HwProfile hw;
+  EXPECT_EQ(hw.ShmCpuSeconds(1e6, false), 0.0);
+  hw.shm_allgather_cpu_curve = {{1e6, 2e-5}, {4e6, 1.6e-4}};  // 2e-11 and 4e-11 s a byte
+  hw.shm_allgather_cpu_beside_curve = {{1e6, 9e-3}};         // another curve: not read
+  EXPECT_NEAR(hw.ShmCpuSeconds(1e6, false), 2e-5, 1e-18);
+  EXPECT_NEAR(hw.ShmCpuSeconds(2e6, false), 2e6 * 3e-11, 1e-17);
+  EXPECT_NEAR(hw.ShmCpuSeconds(8e6, false), 8e6 * 4e-11, 1e-16);
+  EXPECT_EQ(hw.ShmCpuSeconds(1e6, true), 0.0);
+  hw.shm_reduce_scatter_cpu_curve = {{1e6, 5e-5}};
+  EXPECT_NEAR(hw.ShmCpuSeconds(3e6, true), 1.5e-4, 1e-17);
+  EXPECT_EQ(hw.ShmCpuSeconds(-1, true), 0.0);
 }
 
 TEST(HwProfile, NvmeLaneSecondsFromTheCurves) {

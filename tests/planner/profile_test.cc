@@ -154,9 +154,12 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
     EXPECT_EQ((*c)[0].x, 256 << 10);
     EXPECT_GT((*c)[0].y, 1e6);
   }
-  // And their extra CPU beside the ranks' GEMMs (--quick: the same two sizes), measured.
+  // And their CPU back to back and extra CPU beside the ranks' GEMMs (--quick: the same two
+  // sizes), measured.
   for (const auto& [key, c] : {std::pair{"network.shm_allgather_cpu_beside_curve", &hw->shm_allgather_cpu_beside_curve},
-                               std::pair{"network.shm_reduce_scatter_cpu_beside_curve", &hw->shm_reduce_scatter_cpu_beside_curve}}) {
+                               std::pair{"network.shm_reduce_scatter_cpu_beside_curve", &hw->shm_reduce_scatter_cpu_beside_curve},
+                               std::pair{"network.shm_allgather_cpu_curve", &hw->shm_allgather_cpu_curve},
+                               std::pair{"network.shm_reduce_scatter_cpu_curve", &hw->shm_reduce_scatter_cpu_curve}}) {
     SCOPED_TRACE(key);
     ASSERT_EQ(c->size(), 2u);
     EXPECT_EQ((*c)[0].x, 256 << 10);
@@ -186,7 +189,9 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
     EXPECT_EQ((*c)[0].x, 64 << 10);
     for (size_t i = 0; i < c->size(); ++i) {
       EXPECT_GT((*c)[i].y, 1e6);
-      if (i) EXPECT_GT((*c)[i].x, (*c)[i - 1].x);
+      if (i) {
+        EXPECT_GT((*c)[i].x, (*c)[i - 1].x);
+      }
     }
   }
   EXPECT_EQ(hw->provenance.at("nvme.lane_read_curve").rfind("measured:", 0), 0u);

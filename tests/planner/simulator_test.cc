@@ -5,7 +5,11 @@
 
 #include <cmath>
 
+#include <fstream>
+#include <sstream>
+
 #include "planner/model/compute_speed.h"
+#include "planner/report/sim_trace.h"
 #include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
@@ -186,6 +190,8 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   hw.shm_reduce_scatter_curve = {{1e6, 2e9}};
   hw.shm_allgather_cpu_beside_curve = {{1e6, 1e-5}};  // and their CPU beside the GEMMs: seconds
   hw.shm_reduce_scatter_cpu_beside_curve = {{1e6, 3e-5}};
+  hw.shm_allgather_cpu_curve = {{1e6, 4e-5}};  // and back to back
+  hw.shm_reduce_scatter_cpu_curve = {{1e6, 7e-5}};
   const HwProfile slow_coll = AtComputeSpeed(hw, 0.5);
   EXPECT_DOUBLE_EQ(slow_coll.intra_node_bw, 4e9);
   EXPECT_DOUBLE_EQ(slow_coll.collective_latency_s, 40e-6);
@@ -195,6 +201,8 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_curve[0].y, 1e9);
   EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_cpu_beside_curve[0].y, 2e-5);
   EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_cpu_beside_curve[0].y, 6e-5);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_cpu_curve[0].y, 8e-5);
+  EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_cpu_curve[0].y, 1.4e-4);
   EXPECT_EQ(slow_coll.inter_node_bw, hw.inter_node_bw);  // the NIC's
   // Four ranks on the cores: each collective takes twice as long at half the speed.
   PlanKnobs k4 = Knobs(m, hw, "none");
@@ -434,6 +442,73 @@ TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
   two.gpus_per_node = 2;
   EXPECT_EQ(CouplingPerCollective(m, hw, two, BuildForwardOps(m, hw, two, false)), 0.0);
   EXPECT_NEAR(network(hw, two), network(flat, two), 1e-12);
+}
+
+// More ranks than cores: each collective carries the CPU its network lane spends on it (the
+// shm _cpu_ curve back to back plus the _cpu_beside_ extra), reported beside its time and in
+// the trace, not scheduled: the step does not move. Elsewhere, or without the curves, none.
+TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
+  ModelSpec m = Gpt(4, 256, 4, 128);
+  HwProfile hw = TwoCoreCpu();
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.grad_accum = 1;
+  k.gpus_per_node = 4;
+  hw.shm_allgather_curve = {{1e5, 1e9}, {1e7, 3e9}};
+  hw.shm_reduce_scatter_curve = {{1e5, 8e8}, {1e7, 2e9}};
+  hw.shm_allgather_cpu_beside_curve = {{1e6, 5e-6}};  // in the collectives' time already
+  SimOptions keep;
+  keep.keep_tasks = true;
+  const SimResult without = SimulateStep(m, hw, k, keep);
+  for (const SimTask& t : without.tasks) EXPECT_EQ(t.cpu_s, 0.0) << t.name;
+  hw.shm_allgather_cpu_curve = {{1e5, 10e-6}, {1e7, 400e-6}};
+  hw.shm_reduce_scatter_cpu_curve = {{1e5, 20e-6}, {1e7, 900e-6}};
+  const SimResult with = SimulateStep(m, hw, k, keep);
+  EXPECT_DOUBLE_EQ(with.step_s, without.step_s);
+  const double w = DtypeBytes(k.dtype);
+  int gathers = 0, scatters = 0;
+  for (const SimTask& t : with.tasks) {
+    if (t.res != Res::kNetwork) {
+      EXPECT_EQ(t.cpu_s, 0.0) << t.name;
+      continue;
+    }
+    const bool rs = t.name.find("reduce-scatter") != std::string::npos;
+    (rs ? scatters : gathers) += 1;
+    EXPECT_GT(t.cpu_s, 0.0) << t.name;
+    EXPECT_LT(t.cpu_s, t.dur_s) << t.name;  // the lane's CPU, not the collective's time
+  }
+  EXPECT_GT(gathers, 0);
+  EXPECT_GT(scatters, 0);
+  // One group's figures against the curves directly.
+  const std::vector<Op> ops = BuildForwardOps(m, hw, k, true);
+  for (const Op& op : ops) {
+    if (op.params <= 0) continue;
+    const double bytes = w * op.params;
+    EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, false), hw.ShmCpuSeconds(bytes, false) + hw.ShmCpuBesideSeconds(bytes, false));
+    EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, true), hw.ShmCpuSeconds(bytes, true));
+    bool found = false;
+    for (const SimTask& t : with.tasks)
+      if (t.name == op.name + " allgather") {
+        EXPECT_DOUBLE_EQ(t.cpu_s, CollectiveCpuTime(hw, k, bytes, false));
+        found = true;
+      }
+    EXPECT_TRUE(found) << op.name;
+    break;
+  }
+  // The trace carries it as zrun's events carry theirs.
+  const std::string path = ::testing::TempDir() + "/zinf-sim-cpu-trace.json";
+  ASSERT_TRUE(WriteSimTrace(with, path).ok());
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::remove(path.c_str());
+  EXPECT_NE(text.str().find("\"cpu_us\""), std::string::npos);
+  // As many ranks as cores, or several nodes: none.
+  PlanKnobs two = k;
+  two.gpus_per_node = 2;
+  EXPECT_EQ(CollectiveCpuTime(hw, two, 1e6, false), 0.0);
+  for (const SimTask& t : SimulateStep(m, hw, two, keep).tasks) EXPECT_EQ(t.cpu_s, 0.0) << t.name;
+  PlanKnobs nodes = k;
+  nodes.nodes = 2;
+  EXPECT_EQ(CollectiveCpuTime(hw, nodes, 1e6, false), 0.0);
 }
 
 // The coupling a collective pays depends on the fetch chain it waits behind: parameters on
