@@ -240,9 +240,9 @@ Result<const float*> Zero3Engine::Acquire(int group) {
 Status Zero3Engine::Release(int group) {
   if (trace_ && cur_op_ >= 0) {
     const GroupOp& op = schedule_[static_cast<size_t>(cur_op_)];
+    const double cpu = CurrentThreadCpuSeconds() - op_start_cpu_s_;  // read inside the wall interval
     trace_->Complete(groups_[static_cast<size_t>(group)].name, PhaseName(op.phase), op_start_us_,
-                     trace_->NowUs() - op_start_us_, trace_pid_, 0,
-                     {{"cpu_us", (CurrentThreadCpuSeconds() - op_start_cpu_s_) * 1e6}, {"cpu_at_us", op_start_cpu_s_ * 1e6}});
+                     trace_->NowUs() - op_start_us_, trace_pid_, 0, {{"cpu_us", cpu * 1e6}, {"cpu_at_us", op_start_cpu_s_ * 1e6}});
   }
   if (cur_op_ >= 0 && fetch_[static_cast<size_t>(cur_op_)]) fetch_[static_cast<size_t>(cur_op_)].reset();
   return Status::Ok();
@@ -257,9 +257,10 @@ void Zero3Engine::OnKernelBegin() {
 
 void Zero3Engine::OnKernelEnd(const char* kind, int layer, Phase phase) {
   if (!trace_) return;
+  const double cpu = CurrentThreadCpuSeconds() - kernel_start_cpu_s_;  // read inside the wall interval
   const std::string name = layer >= 0 ? fmt::format("h{}.{}", layer, kind) : std::string(kind);
   trace_->Complete(name, PhaseName(phase), kernel_start_us_, trace_->NowUs() - kernel_start_us_, trace_pid_, 0,
-                   {{"cpu_us", (CurrentThreadCpuSeconds() - kernel_start_cpu_s_) * 1e6}, {"cpu_at_us", kernel_start_cpu_s_ * 1e6}});
+                   {{"cpu_us", cpu * 1e6}, {"cpu_at_us", kernel_start_cpu_s_ * 1e6}});
 }
 
 Result<float*> Zero3Engine::AcquireGrad(int group) {
@@ -462,9 +463,11 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
     const double ts = trace_ ? trace_->NowUs() : 0, cpu0 = trace_ ? CurrentThreadCpuSeconds() : 0;
     const int threads = staged && n < kLeaveLaneACoreBelow ? std::max(1, be_->threads() - 1) : be_->threads();
     cpu::AdamStep(cur->ptr[0], cur->ptr[1], cur->ptr[2], cur->ptr[3], n, hp, threads);
-    if (trace_)
+    if (trace_) {
+      const double cpu = CurrentThreadCpuSeconds() - cpu0;  // read inside the wall interval
       trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4,
-                       {{"cpu_us", (CurrentThreadCpuSeconds() - cpu0) * 1e6}, {"cpu_at_us", cpu0 * 1e6}});
+                       {{"cpu_us", cpu * 1e6}, {"cpu_at_us", cpu0 * 1e6}});
+    }
     if (cur->stage[0] || cur->stage[2] || cur->stage[3]) {
       writes.push_back(nvme_lane_->Submit([this, cur, gi, bytes, tiers]() -> Status {
         std::vector<NvmeXfer> batch;

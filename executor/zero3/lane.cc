@@ -79,15 +79,15 @@ void Lane::Loop() {
     reports::ChromeTraceWriter* trace = trace_;
     l.unlock();
     const double ts = trace ? trace->NowUs() : 0;
-    const double cpu0 = trace ? CurrentThreadCpuSeconds() : 0;
     auto t0 = std::chrono::steady_clock::now();
-    Status s = job.fn();
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Traced jobs carry the lane thread's CPU in them: their time less it is waiting (for the
-    // drive, the other ranks) or off the core.
-    if (trace)
-      trace->Complete(job.name.empty() ? name_ : job.name, name_, ts, dt * 1e6, pid_, tid_,
-                      {{"cpu_us", (CurrentThreadCpuSeconds() - cpu0) * 1e6}});
+    // drive, the other ranks) or off the core. The CPU clock is read inside the wall clock's
+    // interval, so it never exceeds it.
+    const double cpu0 = trace ? CurrentThreadCpuSeconds() : 0;
+    Status s = job.fn();
+    const double cpu = trace ? CurrentThreadCpuSeconds() - cpu0 : 0;
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (trace) trace->Complete(job.name.empty() ? name_ : job.name, name_, ts, dt * 1e6, pid_, tid_, {{"cpu_us", cpu * 1e6}});
     job.sig->Set(std::move(s));
     l.lock();
     busy_s_ += dt;
