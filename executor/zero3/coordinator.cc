@@ -230,37 +230,39 @@ Result<const float*> Zero3Engine::Acquire(int group) {
   }
   f.host_stage.reset();
   f.dev_shard.reset();
-  if (trace_) {
-    op_start_us_ = trace_->NowUs();
-    op_start_cpu_s_ = CurrentThreadCpuSeconds();
-  }
+  if (trace_) op_span_ = BeginSpan();
   return f.ready_ptr;
 }
 
 Status Zero3Engine::Release(int group) {
   if (trace_ && cur_op_ >= 0) {
     const GroupOp& op = schedule_[static_cast<size_t>(cur_op_)];
-    const double cpu = CurrentThreadCpuSeconds() - op_start_cpu_s_;  // read inside the wall interval
-    trace_->Complete(groups_[static_cast<size_t>(group)].name, PhaseName(op.phase), op_start_us_,
-                     trace_->NowUs() - op_start_us_, trace_pid_, 0, {{"cpu_us", cpu * 1e6}, {"cpu_at_us", op_start_cpu_s_ * 1e6}});
+    EndSpan(op_span_, groups_[static_cast<size_t>(group)].name, PhaseName(op.phase), 0);
   }
   if (cur_op_ >= 0 && fetch_[static_cast<size_t>(cur_op_)]) fetch_[static_cast<size_t>(cur_op_)].reset();
   return Status::Ok();
 }
 
+Zero3Engine::TraceSpan Zero3Engine::BeginSpan() const {
+  TraceSpan s;
+  s.us = trace_->NowUs();
+  s.cpu_s = CurrentThreadCpuSeconds();
+  return s;
+}
+
+void Zero3Engine::EndSpan(const TraceSpan& span, std::string name, const char* cat, int tid) const {
+  const double cpu = CurrentThreadCpuSeconds() - span.cpu_s;
+  trace_->Complete(std::move(name), cat, span.us, trace_->NowUs() - span.us, trace_pid_, tid,
+                   {{"cpu_us", cpu * 1e6}, {"cpu_at_us", span.cpu_s * 1e6}});
+}
+
 void Zero3Engine::OnKernelBegin() {
-  if (trace_) {
-    kernel_start_us_ = trace_->NowUs();
-    kernel_start_cpu_s_ = CurrentThreadCpuSeconds();
-  }
+  if (trace_) kernel_span_ = BeginSpan();
 }
 
 void Zero3Engine::OnKernelEnd(const char* kind, int layer, Phase phase) {
   if (!trace_) return;
-  const double cpu = CurrentThreadCpuSeconds() - kernel_start_cpu_s_;  // read inside the wall interval
-  const std::string name = layer >= 0 ? fmt::format("h{}.{}", layer, kind) : std::string(kind);
-  trace_->Complete(name, PhaseName(phase), kernel_start_us_, trace_->NowUs() - kernel_start_us_, trace_pid_, 0,
-                   {{"cpu_us", cpu * 1e6}, {"cpu_at_us", kernel_start_cpu_s_ * 1e6}});
+  EndSpan(kernel_span_, layer >= 0 ? fmt::format("h{}.{}", layer, kind) : std::string(kind), PhaseName(phase), 0);
 }
 
 Result<float*> Zero3Engine::AcquireGrad(int group) {
@@ -460,14 +462,10 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
       ZINF_ASSIGN_OR_RETURN(next, StageOptGroup(gi + 1));
     }
     if (cur->read) ZINF_RETURN_IF_ERROR(cur->read->Wait());
-    const double ts = trace_ ? trace_->NowUs() : 0, cpu0 = trace_ ? CurrentThreadCpuSeconds() : 0;
+    const TraceSpan adam = trace_ ? BeginSpan() : TraceSpan{};
     const int threads = staged && n < kLeaveLaneACoreBelow ? std::max(1, be_->threads() - 1) : be_->threads();
     cpu::AdamStep(cur->ptr[0], cur->ptr[1], cur->ptr[2], cur->ptr[3], n, hp, threads);
-    if (trace_) {
-      const double cpu = CurrentThreadCpuSeconds() - cpu0;  // read inside the wall interval
-      trace_->Complete(groups_[g].name + " adam", "optimizer", ts, trace_->NowUs() - ts, trace_pid_, 4,
-                       {{"cpu_us", cpu * 1e6}, {"cpu_at_us", cpu0 * 1e6}});
-    }
+    if (trace_) EndSpan(adam, groups_[g].name + " adam", "optimizer", 4);
     if (cur->stage[0] || cur->stage[2] || cur->stage[3]) {
       writes.push_back(nvme_lane_->Submit([this, cur, gi, bytes, tiers]() -> Status {
         std::vector<NvmeXfer> batch;

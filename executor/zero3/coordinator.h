@@ -162,9 +162,15 @@ class Zero3Engine final : public ParamProvider {
   Status first_error_;
   reports::ChromeTraceWriter* trace_ = nullptr;
   int64_t trace_pid_ = 0;
-  double op_start_us_ = 0;
-  double kernel_start_us_ = 0;
-  double op_start_cpu_s_ = 0, kernel_start_cpu_s_ = 0;  // the compute thread's CPU then (traced ops' cpu_us)
+  // A traced interval on the calling thread: its start on the trace's clock and on the
+  // thread's CPU clock. EndSpan records it with the thread's CPU in it (args.cpu_us, read
+  // inside the wall interval so it never exceeds it) and its CPU clock at the start (cpu_at_us).
+  struct TraceSpan {
+    double us = 0, cpu_s = 0;
+  };
+  TraceSpan BeginSpan() const;
+  void EndSpan(const TraceSpan& span, std::string name, const char* cat, int tid) const;
+  TraceSpan op_span_, kernel_span_;  // the op and the kernel between ops now traced
   void Count(double Zero3Stats::*field, double v) const;  // lanes update stats concurrently
   mutable std::mutex stats_mu_;
   mutable Zero3Stats stats_;
