@@ -3,15 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-
 #include <fstream>
 #include <sstream>
 
 #include "planner/model/compute_speed.h"
-#include "planner/report/sim_trace.h"
 #include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
+#include "planner/report/sim_trace.h"
 #include "planner/search/evaluate.h"
 #include "planner/search/search.h"
 #include "test_fixtures.h"
@@ -42,6 +42,14 @@ HwProfile TwoCoreCpu() {
   hw.gpus_per_node = 1;
   hw.cpu_cores = 2;
   return hw;
+}
+
+// Four ranks of one micro-step on TwoCoreCpu(): more ranks than cores, no parameter offload.
+PlanKnobs FourRanksOnTwoCores(const ModelSpec& m, const HwProfile& hw) {
+  PlanKnobs k = Knobs(m, hw, "none");
+  k.grad_accum = 1;
+  k.gpus_per_node = 4;
+  return k;
 }
 
 TEST(Simulator, NoOffloadOneGpuIsComputeBound) {
@@ -404,10 +412,8 @@ TEST(Simulator, CpuGradHandOffCopiesQueueWithCompute) {
 TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = TwoCoreCpu();
-  PlanKnobs k = Knobs(m, hw, "none");
-  k.grad_accum = 1;
+  PlanKnobs k = FourRanksOnTwoCores(m, hw);
   k.ckpt_interval = 2;  // layers 0-1 recomputed: their ops gather a third time
-  k.gpus_per_node = 4;
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, false);
   double groups = 0, recomputed = 0, compute = 0;
   for (const Op& op : ops) {
@@ -450,9 +456,7 @@ TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
 TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = TwoCoreCpu();
-  PlanKnobs k = Knobs(m, hw, "none");
-  k.grad_accum = 1;
-  k.gpus_per_node = 4;
+  PlanKnobs k = FourRanksOnTwoCores(m, hw);
   hw.shm_allgather_curve = {{1e5, 1e9}, {1e7, 3e9}};
   hw.shm_reduce_scatter_curve = {{1e5, 8e8}, {1e7, 2e9}};
   hw.shm_allgather_cpu_beside_curve = {{1e6, 5e-6}};  // in the collectives' time already
@@ -478,22 +482,20 @@ TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
   }
   EXPECT_GT(gathers, 0);
   EXPECT_GT(scatters, 0);
-  // One group's figures against the curves directly.
+  // The first group's figures against the curves directly.
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, true);
-  for (const Op& op : ops) {
-    if (op.params <= 0) continue;
-    const double bytes = w * op.params;
-    EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, false), hw.ShmCpuSeconds(bytes, false) + hw.ShmCpuBesideSeconds(bytes, false));
-    EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, true), hw.ShmCpuSeconds(bytes, true));
-    bool found = false;
-    for (const SimTask& t : with.tasks)
-      if (t.name == op.name + " allgather") {
-        EXPECT_DOUBLE_EQ(t.cpu_s, CollectiveCpuTime(hw, k, bytes, false));
-        found = true;
-      }
-    EXPECT_TRUE(found) << op.name;
-    break;
-  }
+  const auto op = std::find_if(ops.begin(), ops.end(), [](const Op& o) { return o.params > 0; });
+  ASSERT_NE(op, ops.end());
+  const double bytes = w * op->params;
+  EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, false), hw.ShmCpuSeconds(bytes, false) + hw.ShmCpuBesideSeconds(bytes, false));
+  EXPECT_DOUBLE_EQ(CollectiveCpuTime(hw, k, bytes, true), hw.ShmCpuSeconds(bytes, true));
+  bool found = false;
+  for (const SimTask& t : with.tasks)
+    if (t.name == op->name + " allgather") {
+      EXPECT_DOUBLE_EQ(t.cpu_s, CollectiveCpuTime(hw, k, bytes, false));
+      found = true;
+    }
+  EXPECT_TRUE(found) << op->name;
   // The trace carries it as zrun's events carry theirs.
   const std::string path = ::testing::TempDir() + "/zinf-sim-cpu-trace.json";
   ASSERT_TRUE(WriteSimTrace(with, path).ok());
@@ -517,9 +519,7 @@ TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
 TEST(Simulator, CpuCouplingFollowsTheParametersFetchChain) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = TwoCoreCpu();
-  PlanKnobs k = Knobs(m, hw, "none");
-  k.grad_accum = 1;
-  k.gpus_per_node = 4;
+  PlanKnobs k = FourRanksOnTwoCores(m, hw);
   hw.coupling_curve = {{1e-6, 40e-6}, {1.0, 40e-6}};
   hw.coupling_curve_host = {{1e-6, 90e-6}, {1.0, 90e-6}};
   hw.coupling_curve_nvme = {{1e-6, 300e-6}, {1.0, 300e-6}};
