@@ -90,6 +90,11 @@ CONFIGS = [
 ]
 
 
+def ranks_of(config):
+    """A configuration's ranks (CONFIGS' fourth field)."""
+    return next(c[3] for c in CONFIGS if c[0] == config)
+
+
 def section(text, name):
     m = re.search(rf"^{name}:\n((?:  .*\n)+)", text, re.M)
     return {k: float(v) for k, v in re.findall(r"^  (\w+): ([-0-9.eE+]+)$", m.group(1), re.M)} if m else {}
@@ -210,10 +215,11 @@ def main():
 
     def note_split(row, sp, summary, st):
         """More ranks than cores: the simulator's charge on the cores at the run's speed beside the
-        run's CPU a step (bench/cpu_split.py); the medians over runs go to the row."""
+        run's CPU a step (bench/cpu_split.py); the medians over runs go to the row. Returns this
+        run's (model split, run CPU split, measured ms, trace split), or None."""
         run_cpu = cpu_split.run_split(summary)
         if not (sp and sp[3] and run_cpu):
-            return
+            return None
         runs_s = split_runs.setdefault(row["config"], [])
         tr = cpu_split.run_trace_split(os.path.join(args.out, row["config"], "trace.json"))
         runs_s.append((sp[3], run_cpu, st["measured"] * 1e3, tr))
@@ -228,6 +234,7 @@ def main():
             row[f"run_{k}_ms"] = med(lambda r: r[1][k])
         row["core_work_ms"] = med(lambda r: cpu_split.core_work_ms(r[1], row["ranks"] / cores))
         row["core_work_vs_step"] = med(lambda r: cpu_split.core_work_ms(r[1], row["ranks"] / cores) / r[2])
+        return runs_s[-1]
 
     def report(row):
         spread = f"   runs {row['measured_min_s']:.4f}..{row['measured_max_s']:.4f} s" if row["runs"] > 1 else ""
@@ -248,7 +255,7 @@ def main():
         print(f"{row['config']:26s} predicted {row['predicted_s']:8.4f} s  measured {row['measured_s']:8.4f} s  "
               f"error {row['error_pct']:+6.1f}%   device {row['device_err_pct']:+5.1f}%  host {row['host_err_pct']:+6.1f}%  "
               f"nvme {row['nvme_err_pct']:+6.1f}%" + spread, flush=True)
-    def report_run(name, st, sp, summary):
+    def report_run(name, st, sp, summary, split=None):
         """One run of a configuration (with --repeat), against the plan it was run with; and,
         where zrun checked the drive (NVMe plans), the drive's speeds against the profile's
         lane curves (a diagnostic: not used in any prediction here)."""
@@ -259,11 +266,9 @@ def main():
                    f"error {err(st['measured'], sp[2]):+6.1f}%")
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
               f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
-        run_cpu = cpu_split.run_split(summary)
-        if sp and sp[3] and run_cpu:
-            ranks = next(c[3] for c in CONFIGS if c[0] == name)
-            line = cpu_split.describe(sp[3], run_cpu, ranks / cores, st["measured"] * 1e3)
-            tr = cpu_split.run_trace_split(os.path.join(args.out, name, "trace.json"))
+        if split:  # note_split's entry for this run
+            model, run_cpu, measured_ms, tr = split
+            line = cpu_split.describe(model, run_cpu, ranks_of(name) / cores, measured_ms)
             if tr:
                 line += f"; its compute thread in ops and kernels {tr['ops_cpu'] + tr['adam_cpu']:.1f} ms"
             print(f"  {'':26s} {line}", flush=True)
@@ -289,7 +294,7 @@ def main():
                                                   f"{drive['write']:.4f}"], check=True, capture_output=True, text=True).stdout)
         # More ranks than cores: the simulator's charge on the cores at this speed, to set beside
         # the run's CPU (bench/cpu_split.py).
-        ranks = next(c[3] for c in CONFIGS if c[0] == name)
+        ranks = ranks_of(name)
         split = cpu_split.model_split(os.path.join(work, "speed-trace.json"), ranks / cores) if ranks > cores else None
         return speed, at, at_drive, split
 
@@ -381,12 +386,12 @@ def main():
             note_skew(row)
             note_cpu(row, summary)
             note_speed(row, runs[name][2])
-            note_split(row, sp, summary, st)
+            split = note_split(row, sp, summary, st)
             note_calibration(row, runs[name][2])
             if args.repeat == 1:
                 report(row)
             else:
-                report_run(name, st, sp, summary)
+                report_run(name, st, sp, summary, split)
         # Further runs in rounds over the whole matrix, not back to back: a VM's speed moves
         # between states that last seconds to minutes (back-to-back runs of one plan measured
         # 0.086 and 0.101 s), so each configuration's median samples the whole session. With
@@ -414,8 +419,8 @@ def main():
                 note_skew(row)
                 note_cpu(row, summary)
                 note_speed(row, results)
-                note_split(row, sp, summary, st)
-                report_run(row["config"], st, sp, summary)
+                split = note_split(row, sp, summary, st)
+                report_run(row["config"], st, sp, summary, split)
         if args.repeat > 1:
             for row in rows:
                 results = runs[row["config"]][2]

@@ -59,7 +59,7 @@ PY
 # CPU. Params on NVMe and two ranks: kernels, NVMe CPU and collectives in the model; the run's
 # compute thread, NVMe lane and network lane used CPU.
 "$ZPLAN" simulate "$WORK/p2/plan.yaml" --trace "$WORK/sim.json" > /dev/null
-python3 - "$SRC/bench" "$WORK/sim.json" "$WORK/r2/summary.yaml" <<'PY'
+python3 - "$SRC/bench" "$WORK/sim.json" "$WORK/r2/summary.yaml" "$WORK/r2/trace.json" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 import cpu_split
@@ -72,7 +72,7 @@ assert abs(cpu_split.core_work_ms(run, 2.0) - 2.0 * sum(run.values())) < 1e-9
 print("cpu split:", cpu_split.describe(model, run, 2.0, float("nan")))
 # zrun's trace events carry their thread's CPU (args.cpu_us): positive, and never more than
 # the event's own time (one thread).
-tr = cpu_split.run_trace_split(sys.argv[3].replace("summary.yaml", "trace.json"))
+tr = cpu_split.run_trace_split(sys.argv[4])
 assert tr is not None, "no cpu_us in the run's trace"
 for k in ("ops", "nvme_read", "network"):
     assert 0 < tr[f"{k}_cpu"] <= tr[f"{k}_wall"] * 1.01 + 0.01, (k, tr)
