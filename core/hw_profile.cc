@@ -264,6 +264,9 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.nvme_cpu_per_byte_s = io.Number("cpu_per_byte_s", 0, 1e-3, 0.0);
   hw.nvme_lane_read_curve = ReadCurve(io, "lane_read_curve");
   hw.nvme_lane_write_curve = ReadCurve(io, "lane_write_curve");
+  hw.nvme_lane_read_beside_adam = io.Number("lane_read_beside_adam", 0, 1e3, 0.0);
+  hw.nvme_lane_write_beside_adam = io.Number("lane_write_beside_adam", 0, 1e3, 0.0);
+  hw.nvme_adam_beside_lane = io.Number("adam_beside_lane", 0, 1e3, 0.0);
   if (hw.nvme_block_size % 4096 != 0) io.Fail("block_size", "must be a multiple of 4096");
   if (r.Has("provenance")) {
     FieldReader p = r.Map("provenance");
@@ -366,6 +369,9 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   if (hw.nvme_cpu_per_byte_s > 0) y.Key("cpu_per_byte_s", hw.nvme_cpu_per_byte_s);
   WriteCurve(y, "lane_read_curve", hw.nvme_lane_read_curve);
   WriteCurve(y, "lane_write_curve", hw.nvme_lane_write_curve);
+  if (hw.nvme_lane_read_beside_adam > 0) y.Key("lane_read_beside_adam", hw.nvme_lane_read_beside_adam);
+  if (hw.nvme_lane_write_beside_adam > 0) y.Key("lane_write_beside_adam", hw.nvme_lane_write_beside_adam);
+  if (hw.nvme_adam_beside_lane > 0) y.Key("adam_beside_lane", hw.nvme_adam_beside_lane);
   y.End();
   if (!hw.provenance.empty()) {
     y.Begin("provenance");

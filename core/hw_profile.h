@@ -147,6 +147,12 @@ struct HwProfile {
   // Seconds of one lane transfer of `bytes` from those curves (below the first point: that
   // point's time; above the last: its rate); 0 when the curve is empty.
   double NvmeLaneSeconds(double bytes, bool write) const;
+  // Optional: how the lane and CPU Adam slow each other when they run at once, as in zrun's
+  // optimizer (a group's Adam on every core while the lane writes and reads the groups beside
+  // it): a lane read's and write's time beside Adam over its time alone, and an Adam pass's
+  // beside the lane over alone. 0: not measured (each runs as if alone).
+  double nvme_lane_read_beside_adam = 0, nvme_lane_write_beside_adam = 0, nvme_adam_beside_lane = 0;
+  bool HasLaneAdamCoupling() const { return nvme_lane_read_beside_adam > 0 && nvme_lane_write_beside_adam > 0 && nvme_adam_beside_lane > 0; }
   bool HasNvmeLaneCurves() const { return !nvme_lane_read_curve.empty() && !nvme_lane_write_curve.empty(); }
   // The read latency a request issued while the compute runs pays.
   double BusyReadLatency() const { return nvme_read_latency_busy_s > 0 ? nvme_read_latency_busy_s : nvme_read_latency_s; }

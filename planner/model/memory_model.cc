@@ -73,6 +73,22 @@ ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t t
   return s;
 }
 
+std::vector<double> ExecutorGroupShards(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
+  const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
+  const int64_t t = std::max<int64_t>(tile, 1);
+  std::vector<double> out{ShardElems(g.embed, dp)};
+  for (int64_t l = 0; l < m.n_layer; ++l) {
+    out.push_back(ShardElems(g.ln, dp));
+    out.insert(out.end(), static_cast<size_t>(t), ShardElems(g.qkv, dp));
+    out.insert(out.end(), static_cast<size_t>(t), ShardElems(g.proj, dp));
+    out.push_back(ShardElems(g.ln, dp));
+    out.insert(out.end(), static_cast<size_t>(t), ShardElems(g.fc, dp));
+    out.insert(out.end(), static_cast<size_t>(t), ShardElems(g.mproj, dp));
+  }
+  out.push_back(ShardElems(g.ln, dp));  // ln_f
+  return out;
+}
+
 double ExecutorGroupsOfAtLeast(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, double min_elems) {
   const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
   const double t = static_cast<double>(std::max<int64_t>(tile, 1)), nl = static_cast<double>(m.n_layer);

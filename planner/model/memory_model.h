@@ -33,6 +33,8 @@ struct ExecutorShards {
   double max_elems = 0;
 };
 ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp);
+// Each of the executor's parameter groups' shard (elements per rank, padded), in its order.
+std::vector<double> ExecutorGroupShards(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp);
 // How many of the executor's parameter groups have a shard (per rank, padded) of at least
 // min_elems elements: on the CPU backend, those whose Adam step runs in parallel.
 double ExecutorGroupsOfAtLeast(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, double min_elems);

@@ -21,6 +21,7 @@
 #include "executor/storage/pinned_host_pool.h"
 #include "executor/storage/store_factory.h"
 #include "executor/train/compute_priority.h"
+#include "planner/profile/lane_adam.h"
 #include "planner/profile/probes.h"
 #include "planner/profile/timing.h"
 
@@ -221,6 +222,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
   RequestCost cost_small, cost_large;
   BusyReads busy_small;
   LaneCurves lane;
+  LaneAdamCoupling beside;
   const uint64_t small = 64 << 10, large = 4 << 20;
   if (pick && !ctx.cancelled()) {
     ctx.Progress("nvme", "CPU time per request");
@@ -234,6 +236,9 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     ZINF_ASSIGN_OR_RETURN(busy_small, BusyReadWall(*os.store, rbuf, small, file_bytes, quick ? 200 : 1000));
     ctx.Progress("nvme", "the lane's rate by transfer size (reads and writes alternating)");
     ZINF_ASSIGN_OR_RETURN(lane, MeasureLane(*os.store, wbuf, rbuf, file_bytes, quick, ctx));
+    ctx.Progress("nvme", "the lane beside CPU Adam");
+    ZINF_ASSIGN_OR_RETURN(beside, MeasureLaneBesideAdam(*os.store, rbuf.data(), wbuf.data(), quick ? (1 << 20) : (4 << 20),
+                                                        file_bytes, AllowedCpuCount(), quick, ctx));
   }
   ctx.RemoveTempFiles();
   if (results.empty()) return Aborted("nvme probe interrupted");
@@ -291,6 +296,19 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     hw.provenance["nvme.lane_read_curve"] = lane_method;
     hw.provenance["nvme.lane_write_curve"] = lane_method;
     ctx.Progress("nvme", "lane read/write: " + pts);
+  }
+  if (beside.read > 0 && beside.write > 0 && beside.adam > 0) {
+    hw.nvme_lane_read_beside_adam = beside.read;
+    hw.nvme_lane_write_beside_adam = beside.write;
+    hw.nvme_adam_beside_lane = beside.adam;
+    const std::string method = fmt::format(
+        "measured: {}, the same store: {} rounds of {} lane pairs (a {} read, then a write, as for the lane curves) alone, "
+        "the same beside CPU Adam passes over {} params on {} threads run back to back on another thread, and those passes "
+        "alone; the median over rounds of the mean beside over the mean alone: read {:.2f}x, write {:.2f}x, Adam {:.2f}x",
+        ctx.Today(), beside.rounds, quick ? 6 : 16, FormatBytes(static_cast<double>(beside.bytes)), beside.adam_params, beside.threads,
+        beside.read, beside.write, beside.adam);
+    for (const char* k : {"nvme.lane_read_beside_adam", "nvme.lane_write_beside_adam", "nvme.adam_beside_lane"}) hw.provenance[k] = method;
+    ctx.Progress("nvme", fmt::format("beside CPU Adam: lane reads {:.2f}x, writes {:.2f}x; Adam {:.2f}x", beside.read, beside.write, beside.adam));
   }
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) == 0) {

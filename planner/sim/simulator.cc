@@ -161,6 +161,95 @@ class PassBuilder {
   int dn_ = 0, dh_ = 0, da_ = 0;
 };
 
+// CPU backend, optimizer states off the device: zrun's optimizer step (Zero3Engine::
+// OptimizerStep) group by group, in its order. Group g+1's states read is issued to the one
+// NVMe lane as g's Adam begins, g's write as it ends, so the lane runs write g-1, read g+1,
+// write g, ... while Adam updates g on the cores. With states on NVMe a group under 2^20
+// elements runs its Adam on one thread fewer (leaving the lane a core). With the profile's
+// lane-Adam coupling (HwProfile::HasLaneAdamCoupling), the two slow each other where they
+// overlap: Adam at nvme_adam_beside_lane x its time while the lane is busy, and the lane's
+// transfers at 1 / their factor of their rate while Adam runs (a "lane beside adam" task on
+// the lane queue for what that adds). Returns the last Adam task.
+int CpuOptimizerSteps(Graph& g, const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const StateBytes& sb,
+                      const Rates& r, int barrier) {
+  std::vector<double> shards = ExecutorGroupShards(m, k.seq_len, k.tile_factor, k.dp());
+  if (const double head = CountParams(m).lm_head; head > 0) shards.push_back(std::ceil(head / static_cast<double>(k.dp())));  // untied
+  const int n = static_cast<int>(shards.size());
+  const double gpn = static_cast<double>(k.gpus_per_node);
+  const int64_t threads = std::max<int64_t>(1, hw.cpu_cores / std::max<int64_t>(k.gpus_per_node, 1));  // zrun's default
+  const Placement& pl = k.placement;
+  const bool staged = pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme;
+  const bool lane = hw.HasNvmeLaneCurves();
+  const bool coupled = hw.HasLaneAdamCoupling();
+  const double read_bpp = OptimizerNvmeBytesPerParam(k, sb, true), write_bpp = OptimizerNvmeBytesPerParam(k, sb, false);
+  const double read_arrays = OptimizerNvmeArrays(k, sb, true), write_arrays = OptimizerNvmeArrays(k, sb, false);
+  auto read_s = [&](double e) {
+    return lane ? LaneTransferSeconds(hw, k, read_bpp * e, false) : read_arrays * r.nvme_lat + read_bpp * e / r.nvme_r;
+  };
+  // A group's write time split between its arrays by bytes.
+  auto write_s = [&](double e, double bpp) {
+    return lane ? LaneTransferSeconds(hw, k, write_bpp * e, true) * bpp / write_bpp : bpp * e / r.nvme_w;
+  };
+  auto adam_s = [&](double e) {
+    constexpr double kLeaveLaneACoreBelow = 1 << 20, kAdamMinParallel = 1 << 15;  // executor/zero3, executor/backend/cpu
+    const int64_t t = staged && e < kLeaveLaneACoreBelow && threads > 1 ? threads - 1 : threads;
+    const double launch = t > 1 && e >= kAdamMinParallel ? hw.kernel_launch_s : 0.0;
+    return e * gpn / std::max(hw.cpu_adam_params_per_s, 1e-30) * static_cast<double>(threads) / static_cast<double>(t) + launch;
+  };
+  // What a lane transfer of `work` seconds, from `at`, adds beside an Adam running until `adam_end`.
+  auto stall = [&](double at, double work, double adam_end, double factor) {
+    if (!coupled || work <= 0 || adam_end <= at) return 0.0;
+    return std::min(work * (factor - 1.0), (adam_end - at) * (1.0 - 1.0 / factor));
+  };
+  auto add_stall = [&](double dur, int after) {
+    return dur > 0 ? g.Add(Res::kNvmeWrite, dur, {{after, false}}, "optimizer", "lane beside adam") : after;
+  };
+  std::vector<int> rd(static_cast<size_t>(n), -1);
+  auto issue_read = [&](int j, int trig) {
+    if (j >= n || read_bpp <= 0) return;
+    rd[static_cast<size_t>(j)] = g.Add(Res::kNvmeRead, read_s(shards[static_cast<size_t>(j)]), {{trig, false}, {barrier, false}}, "optimizer",
+                                       "optimizer states read");
+    const double cpu = NvmeCpuTime(hw, k, read_arrays, read_bpp * shards[static_cast<size_t>(j)]);
+    if (cpu > 0) g.Add(Res::kCompute, cpu, {{rd[static_cast<size_t>(j)], false}}, "optimizer", "optimizer states read cpu");
+  };
+  issue_read(0, barrier);
+  int last = barrier;
+  for (int j = 0; j < n; ++j) {
+    const double e = shards[static_cast<size_t>(j)];
+    // Adam j starts when its states are in and the previous Adam is done; the lane is busy
+    // from then until the pending write and the next group's read are through.
+    const double a0 = std::max({g.end(rd[static_cast<size_t>(j)]), g.end(barrier), g.free_at(Res::kCpuOpt)});
+    const double base = adam_s(e);
+    double adam = base;
+    if (coupled) {
+      double busy_until = g.free_at(Res::kNvmeRead);
+      if (j + 1 < n && read_bpp > 0) busy_until = std::max(busy_until, g.end(last)) + read_s(shards[static_cast<size_t>(j + 1)]);
+      const double busy = std::max(0.0, busy_until - a0), f = hw.nvme_adam_beside_lane;
+      adam = base * f <= busy ? base * f : busy + (base - busy / f);
+    }
+    const int u = g.Add(Res::kCpuOpt, adam, {{rd[static_cast<size_t>(j)], false}, {barrier, false}}, "optimizer", "cpu adam");
+    const double a1 = g.end(u);
+    // The previous group's write, still on the lane, beside this Adam.
+    const double pending = g.free_at(Res::kNvmeWrite);
+    add_stall(stall(a0, pending - a0, a1, hw.nvme_lane_write_beside_adam), -1);
+    // The next group's read, issued as this Adam began.
+    issue_read(j + 1, last);
+    if (j + 1 < n && read_bpp > 0) {
+      const int t = rd[static_cast<size_t>(j + 1)];
+      const SimTask& rt = g.tasks()[static_cast<size_t>(t)];
+      const double from = std::max(rt.start_s, a0);
+      rd[static_cast<size_t>(j + 1)] = add_stall(stall(from, rt.end_s - from, a1, hw.nvme_lane_read_beside_adam), t);
+    }
+    if (const double cpu = NvmeCpuTime(hw, k, write_arrays, write_bpp * e); cpu > 0)
+      g.Add(Res::kCompute, cpu, {{u, false}}, "optimizer", "optimizer states write cpu");
+    if (pl.optimizer == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(e, sb.optimizer), {{u, false}}, "optimizer", "optimizer states write");
+    if (pl.params == Tier::kDevice) g.Add(Res::kH2D, sb.param * e / r.h2d, {{u, false}}, "optimizer", "param write-back h2d");
+    if (pl.params == Tier::kNvme) g.Add(Res::kNvmeWrite, write_s(e, sb.param), {{u, false}}, "optimizer", "param write nvme");
+    last = u;
+  }
+  return last;
+}
+
 }  // namespace
 
 SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const SimOptions& o) {
@@ -245,7 +334,9 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
 
   // Optimizer: sub-groups of the shard, pipelined read -> update -> write (+ write-back).
   const double P = CountParams(m).total, shard = P / r.dp;
-  if (k.placement.optimizer == Tier::kDevice) {
+  if (k.placement.optimizer != Tier::kDevice && hw.backend == "cpu") {
+    last = CpuOptimizerSteps(g, m, hw, k, sb, r, barrier);
+  } else if (k.placement.optimizer == Tier::kDevice) {
     const double dur = hw.backend == "cpu" ? shard * static_cast<double>(k.gpus_per_node) / bw(hw.cpu_adam_params_per_s)
                                            : (sb.optimizer * 2 + sb.param * 2 + sb.grad) * shard / bw(hw.memory_bw);
     last = g.Add(Res::kCompute, dur + AdamLaunchTime(m, hw, k), {{barrier, false}}, "optimizer", "adam (device)");

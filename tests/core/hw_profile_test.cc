@@ -83,6 +83,9 @@ void ExpectSameProfile(const HwProfile& a, const HwProfile& b) {
   EXPECT_EQ(a.nvme_read_latency_busy_s, b.nvme_read_latency_busy_s);
   ExpectSameCurve(a.nvme_lane_read_curve, b.nvme_lane_read_curve);
   ExpectSameCurve(a.nvme_lane_write_curve, b.nvme_lane_write_curve);
+  EXPECT_EQ(a.nvme_lane_read_beside_adam, b.nvme_lane_read_beside_adam);
+  EXPECT_EQ(a.nvme_lane_write_beside_adam, b.nvme_lane_write_beside_adam);
+  EXPECT_EQ(a.nvme_adam_beside_lane, b.nvme_adam_beside_lane);
   EXPECT_EQ(a.provenance, b.provenance);
   EXPECT_EQ(HwProfileToYaml(a), HwProfileToYaml(b));
 }
@@ -300,6 +303,9 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.nvme_read_latency_busy_s = 6.1e-5;
   hw.nvme_lane_read_curve = {{65536, 8.4e8}, {1 << 20, 2.07e9}};  // the NVMe lane by transfer size
   hw.nvme_lane_write_curve = {{65536, 8.2e8}, {1 << 20, 2.1e9}};
+  hw.nvme_lane_read_beside_adam = 1.09;  // the lane and CPU Adam beside each other
+  hw.nvme_lane_write_beside_adam = 1.21;
+  hw.nvme_adam_beside_lane = 1.55;
   hw.shm_allgather_curve = {{262144, 2.4e9}, {4 << 20, 3.1e9}};  // collectives among rank processes,
   hw.shm_reduce_scatter_curve = {{262144, 1.6e9}, {4 << 20, 1.8e9}};
   hw.shm_allgather_cpu_beside_curve = {{262144, 1.3e-5}, {4 << 20, 2.7e-4}};  // and their CPU beside GEMMs
@@ -387,6 +393,7 @@ cpu: {adam_params_per_s: 1e9}
 )");
   HwProfile hw = Load(p);
   EXPECT_EQ(hw.backend, "cuda");
+  EXPECT_FALSE(hw.HasLaneAdamCoupling());  // not measured: the lane and Adam each as if alone
   EXPECT_EQ(hw.nvme_read_latency_busy_s, 0);  // not measured: the idle latency stands in
   hw.nvme_read_latency_s = 2e-5;
   EXPECT_EQ(hw.BusyReadLatency(), 2e-5);

@@ -196,6 +196,14 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   }
   EXPECT_EQ(hw->provenance.at("nvme.lane_read_curve").rfind("measured:", 0), 0u);
   EXPECT_TRUE(hw->provenance.count("nvme.lane_write_curve"));
+  // The lane and CPU Adam beside each other: ratios of wall times, about 1 or above (a noisy
+  // round on a shared machine can dip below), measured with their method.
+  ASSERT_TRUE(hw->HasLaneAdamCoupling());
+  for (double f : {hw->nvme_lane_read_beside_adam, hw->nvme_lane_write_beside_adam, hw->nvme_adam_beside_lane}) {
+    EXPECT_GT(f, 0.5);
+    EXPECT_LT(f, 50.0);
+  }
+  EXPECT_EQ(hw->provenance.at("nvme.adam_beside_lane").rfind("measured:", 0), 0u);
   // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);

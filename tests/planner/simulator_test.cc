@@ -343,8 +343,12 @@ TEST(Simulator, NvmeTransfersFollowTheLaneCurves) {
   EXPECT_NEAR(rd, rbpp * shard / 1e9, 1e-12);
   EXPECT_NEAR(wr, wbpp * shard / 5e8, 1e-12);
   const SimResult r = SimulateStep(m, hw, k, keep);
-  EXPECT_NEAR(optimizer_io(r, Res::kNvmeRead), rd, 1e-9);
-  EXPECT_NEAR(optimizer_io(r, Res::kNvmeWrite), wr, 1e-9);
+  // The CPU optimizer moves the executor's groups, each shard padded to 1024 floats.
+  double padded = 0;
+  for (double e : ExecutorGroupShards(m, k.seq_len, k.tile_factor, k.dp())) padded += e;
+  ASSERT_GE(padded, CountParams(m).total / static_cast<double>(k.dp()));  // every parameter once (the head is tied)
+  EXPECT_NEAR(optimizer_io(r, Res::kNvmeRead), rbpp * padded / 1e9, 1e-9);
+  EXPECT_NEAR(optimizer_io(r, Res::kNvmeWrite), wbpp * padded / 5e8, 1e-9);
   // The passes: each fetched shard (fp32) read, each gradient shard written, the same way.
   EXPECT_NEAR(io(r, Res::kNvmeRead, "forward"), 4 * shard / 1e9, 1e-9);
   EXPECT_NEAR(io(r, Res::kNvmeRead, "backward"), 4 * shard / 1e9, 1e-9);
@@ -357,7 +361,7 @@ TEST(Simulator, NvmeTransfersFollowTheLaneCurves) {
   const double passes_read = t.busy_s["nvme_read"] - rd;
   hw.nvme_lane_read_curve = {{1, 2e9}, {1e9, 2e9}};  // twice the rate: half the reads
   EXPECT_NEAR(EstimateTime(m, hw, k).busy_s["nvme_read"], (passes_read + rd) / 2, 1e-9);
-  EXPECT_NEAR(optimizer_io(SimulateStep(m, hw, k, keep), Res::kNvmeRead), rd / 2, 1e-9);
+  EXPECT_NEAR(optimizer_io(SimulateStep(m, hw, k, keep), Res::kNvmeRead), rbpp * padded / 2e9, 1e-9);
   // Below the curve's first point a transfer takes that point's time (a latency): every
   // group then costs the same. Four ranks on the node move theirs at once: as one transfer.
   hw.nvme_lane_read_curve = {{1e9, 1e9}, {2e9, 1e9}};
@@ -371,6 +375,75 @@ TEST(Simulator, NvmeTransfersFollowTheLaneCurves) {
   for (const Op& op : BuildForwardOps(m, hw, k4, false))
     if (op.params > 0) shard4 += std::ceil(op.params / static_cast<double>(k4.dp()));
   EXPECT_NEAR(ShardsLaneSeconds(m, hw, k4, rbpp, false), 4 * rbpp * shard4 / 1e9, 1e-12);
+}
+
+// CPU backend, states on NVMe: the optimizer runs the executor's groups in its order (group
+// g+1's read issued before g's write), a group under 2^20 elements on one thread fewer, and
+// with the lane-Adam coupling measured the two slow each other where they overlap.
+TEST(Simulator, CpuOptimizerRunsTheExecutorsGroupsBesideTheLane) {
+  ModelSpec m = Gpt(2, 512, 8, 128);  // fc and mlp.proj groups of 2^20 elements or more, the rest under
+  HwProfile hw = OneDeviceOn2Cores("cpu");
+  hw.nvme_lane_read_curve = {{1, 1e9}, {1e9, 1e9}};
+  hw.nvme_lane_write_curve = {{1, 5e8}, {1e9, 5e8}};
+  hw.cpu_adam_params_per_s = 1e9;
+  hw.kernel_launch_s = 0;
+  const PlanKnobs k = AllNvmeFp32(m, hw);
+  SimOptions keep;
+  keep.keep_tasks = true;
+  auto sum = [](const SimResult& r, const char* name) {
+    double s = 0;
+    for (const SimTask& t : r.tasks)
+      if (t.name == name) s += t.dur_s;
+    return s;
+  };
+  const std::vector<double> shards = ExecutorGroupShards(m, k.seq_len, k.tile_factor, k.dp());
+  double adam = 0;
+  for (double e : shards) adam += e / 1e9 * (e < (1 << 20) ? 2.0 : 1.0);
+  ASSERT_TRUE(std::any_of(shards.begin(), shards.end(), [](double e) { return e >= (1 << 20); }));
+  const SimResult r = SimulateStep(m, hw, k, keep);
+  int adams = 0;
+  for (const SimTask& t : r.tasks) adams += t.name == "cpu adam";
+  EXPECT_EQ(adams, static_cast<int>(shards.size()));
+  EXPECT_NEAR(sum(r, "cpu adam"), adam, 1e-12);
+  EXPECT_EQ(sum(r, "lane beside adam"), 0.0);  // not measured: each as if alone
+  // The lane order: read 0, read 1, write 0, read 2, write 1, ...
+  std::vector<const SimTask*> lane;
+  for (const SimTask& t : r.tasks)
+    if (t.name == "optimizer states read" || t.name == "optimizer states write") lane.push_back(&t);
+  std::stable_sort(lane.begin(), lane.end(), [](const SimTask* a, const SimTask* b) { return a->start_s < b->start_s; });
+  ASSERT_GE(lane.size(), 4u);
+  EXPECT_EQ(lane[0]->name, "optimizer states read");
+  EXPECT_EQ(lane[1]->name, "optimizer states read");
+  EXPECT_EQ(lane[2]->name, "optimizer states write");
+  EXPECT_EQ(lane[3]->name, "optimizer states read");
+  // Adam overlaps the lane: the optimizer takes less than both end to end, no less than either.
+  const double io = sum(r, "optimizer states read") + sum(r, "optimizer states write") + sum(r, "param write nvme");
+  EXPECT_LT(r.optimizer_s, io + adam - 1e-6);
+  EXPECT_GE(r.optimizer_s, std::max(io, adam) - 1e-12);
+
+  // Coupling factors of 1: measured, and nothing changes.
+  HwProfile one = hw;
+  one.nvme_lane_read_beside_adam = one.nvme_lane_write_beside_adam = one.nvme_adam_beside_lane = 1.0;
+  ASSERT_TRUE(one.HasLaneAdamCoupling());
+  EXPECT_NEAR(SimulateStep(m, one, k).step_s, r.step_s, 1e-12);
+  // Slower beside each other: Adam within its factor of alone, the lane's additions on its
+  // queue, the step longer.
+  HwProfile slow = hw;
+  slow.nvme_lane_read_beside_adam = 1.5;
+  slow.nvme_lane_write_beside_adam = 2.0;
+  slow.nvme_adam_beside_lane = 1.5;
+  const SimResult c = SimulateStep(m, slow, k, keep);
+  EXPECT_GT(sum(c, "cpu adam"), adam * 1.01);
+  EXPECT_LE(sum(c, "cpu adam"), adam * 1.5 + 1e-12);
+  EXPECT_GT(sum(c, "lane beside adam"), 0.0);
+  for (const SimTask& t : c.tasks)
+    if (t.name == "lane beside adam") EXPECT_EQ(t.res, Res::kNvmeWrite);
+  EXPECT_GT(c.step_s, r.step_s);
+  EXPECT_NEAR(c.forward_s + c.backward_s, r.forward_s + r.backward_s, 1e-12);  // the passes are untouched
+  // Other backends keep their sub-group pipeline: no coupling, Adam at the node's rate.
+  HwProfile gpu = slow;
+  gpu.backend = "cuda";
+  EXPECT_EQ(sum(SimulateStep(m, gpu, k, keep), "lane beside adam"), 0.0);
 }
 
 // CPU backend: the reduce lane's copies of each gradient shard beside the reduce-scatter and

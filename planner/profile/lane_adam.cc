@@ -1,0 +1,103 @@
+#include "planner/profile/lane_adam.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "executor/backend/cpu/kernels.h"
+#include "executor/storage/lane_pair.h"
+#include "planner/profile/timing.h"
+
+namespace zinf {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Adam's four arrays, staggered in one allocation as the Adam probe lays them out.
+struct AdamArrays {
+  explicit AdamArrays(size_t n) : n(n), stride(n + 272), buf(4 * stride, 0.f) {
+    for (size_t i = 0; i < n; ++i) buf[stride + i] = static_cast<float>(((i * 7) % 101) * 1e-2 - 0.5);
+  }
+  void Pass(int threads) {
+    hp.step += 1;
+    float* p = buf.data();
+    cpu::AdamStep(p, p + stride, p + 2 * stride, p + 3 * stride, n, hp, threads);
+  }
+  size_t n, stride;
+  std::vector<float> buf;
+  AdamParams hp;
+};
+
+struct LaneMeans {
+  double read_s = 0, write_s = 0;
+};
+Result<LaneMeans> LanePairs(Storage& store, void* rbuf, const void* wbuf, uint64_t bytes, uint64_t file_bytes, int n, uint64_t first) {
+  LaneMeans m;
+  for (int j = 0; j < n; ++j) {
+    ZINF_ASSIGN_OR_RETURN(LanePair p, TimeLanePair(store, rbuf, wbuf, bytes, file_bytes, first + static_cast<uint64_t>(j)));
+    m.read_s += p.read_s / n;
+    m.write_s += p.write_s / n;
+  }
+  return m;
+}
+}  // namespace
+
+Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const void* wbuf, uint64_t bytes,
+                                               uint64_t file_bytes, int threads, bool quick, ProfileContext& ctx) {
+  LaneAdamCoupling c;
+  c.bytes = bytes;
+  c.threads = std::max(1, threads);
+  c.adam_params = quick ? (1 << 20) : (4 << 20);
+  AdamArrays arrays(static_cast<size_t>(c.adam_params));
+  const int pairs = quick ? 6 : 16, passes = quick ? 6 : 12, rounds = quick ? 2 : 5;
+  std::vector<double> rd, wr, ad;
+  uint64_t slot = 0;
+  for (int r = 0; r < rounds && !ctx.cancelled(); ++r) {
+    ZINF_ASSIGN_OR_RETURN(LaneMeans alone, LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot));
+    slot += static_cast<uint64_t>(pairs);
+    // Both at once: Adam passes on their own thread (its team on every core) for as long as
+    // the lane's pairs run; the passes that ended inside them.
+    std::atomic<bool> stop{false};
+    int beside_passes = 0;
+    double beside_adam_s = 0;
+    std::thread adam([&] {
+      const auto t0 = Clock::now();
+      while (!stop.load(std::memory_order_relaxed)) {
+        arrays.Pass(c.threads);
+        if (!stop.load(std::memory_order_relaxed)) {
+          ++beside_passes;
+          beside_adam_s = Since(t0);
+        }
+      }
+    });
+    Result<LaneMeans> beside = LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot);
+    stop = true;
+    adam.join();
+    ZINF_RETURN_IF_ERROR(beside.status());
+    slot += static_cast<uint64_t>(pairs);
+    const auto t0 = Clock::now();
+    for (int j = 0; j < passes; ++j) arrays.Pass(c.threads);
+    const double adam_alone = Since(t0) / passes;
+    if (alone.read_s > 0 && alone.write_s > 0) {
+      rd.push_back(beside->read_s / alone.read_s);
+      wr.push_back(beside->write_s / alone.write_s);
+    }
+    if (beside_passes > 0 && adam_alone > 0) ad.push_back(beside_adam_s / beside_passes / adam_alone);
+    ctx.Progress("nvme", fmt::format("lane beside Adam, round {}/{}", r + 1, rounds));
+  }
+  if (ctx.cancelled()) return Aborted("nvme probe interrupted");
+  c.rounds = static_cast<int>(rd.size());
+  if (!rd.empty()) {
+    c.read = Median(rd);
+    c.write = Median(wr);
+  }
+  if (!ad.empty()) c.adam = Median(ad);
+  return c;
+}
+
+}  // namespace zinf
