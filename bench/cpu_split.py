@@ -16,11 +16,8 @@ The simulator's tasks on the cores, per step, at one core's speed (duration / S)
   nvme         the NVMe requests' CPU (completion, CRC) the simulator puts on the cores
   copies       host<->device copies and gradient hand-offs (memcpy on the cores)
   adam         the CPU optimizer (the node's Adam rate shared by its ranks)
-  collectives  the collectives' time (their shm-curve wall, waiting included): on the rank's
-               queue where the profile lacks the _cpu_ curves (what the representative rank is
-               charged then, not CPU); with them on the network lane, off the cores
-  collectives_core  with the _cpu_ curves, what the collectives put on the cores (ranks a
-               core x their lane's CPU: the "allgather cpu" and "reduce-scatter cpu" tasks)
+  collectives  the collectives' time on the rank's queue (their shm-curve wall, waiting
+               included): what the representative rank is charged, not CPU
   collectives_cpu  their network lane's CPU (the shm _cpu_ curves back to back plus the
                _cpu_beside_ extra: the trace's args.cpu_us; 0 with a profile without them)
   idle         the step less everything on the rank's queue
@@ -37,7 +34,6 @@ import sys
 # Compute-stream task names that are CPU for NVMe requests or copies, not kernels.
 NVME_SUFFIXES = (" nvme cpu", " read cpu", " write cpu")
 COPY_SUFFIXES = (" hand-off",)
-COLL_SUFFIXES = (" allgather cpu", "reduce-scatter cpu")  # a collective's CPU on the cores
 WAITS = ("drain",)  # the compute queue waiting for outstanding transfers: no work
 
 
@@ -47,7 +43,7 @@ def model_split(trace_path, share):
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    out = dict(kernels=0.0, nvme=0.0, copies=0.0, adam=0.0, collectives=0.0, collectives_core=0.0)
+    out = dict(kernels=0.0, nvme=0.0, copies=0.0, adam=0.0, collectives=0.0)
     lane_cpu = 0.0
     end = 0.0
     for e in events:
@@ -58,8 +54,7 @@ def model_split(trace_path, share):
         if res == "compute":
             if name in WAITS:
                 continue
-            kind = ("nvme" if name.endswith(NVME_SUFFIXES) else "copies" if name.endswith(COPY_SUFFIXES)
-                    else "collectives_core" if name.endswith(COLL_SUFFIXES) else "kernels")
+            kind = "nvme" if name.endswith(NVME_SUFFIXES) else "copies" if name.endswith(COPY_SUFFIXES) else "kernels"
             out[kind] += ms
         elif res in ("h2d", "d2h"):
             out["copies"] += ms
@@ -68,9 +63,7 @@ def model_split(trace_path, share):
             lane_cpu += e.get("args", {}).get("cpu_us", 0.0) / 1e3
         elif res == "cpu_optimizer":
             out["adam"] += ms
-    # Adam has its own threads' queue; the collectives are on the rank's queue unless their CPU is.
-    off = out["collectives_core"] > 0
-    queue = sum(v for k, v in out.items() if k != "adam" and not (off and k == "collectives"))
+    queue = sum(v for k, v in out.items() if k != "adam")  # Adam has its own threads' queue
     for k in ("kernels", "nvme", "copies", "adam"):
         out[k] /= share
     out["idle"] = max(0.0, end / 1e3 - queue)
@@ -129,9 +122,7 @@ def describe(model, run, share, measured_ms):
     """One line: the model's charge beside the run's CPU."""
     return (f"cpu/step at one core: model kernels {model['kernels']:.1f}, adam {model['adam']:.1f}, nvme {model['nvme']:.1f}, "
             f"copies {model['copies']:.1f} ms "
-            f"(+ collectives {model['collectives']:.1f} ms "
-            f"{'on their lane, ' + format(model['collectives_core'], '.1f') + ' ms on the cores' if model['collectives_core'] > 0 else 'on the queue'}, "
-            f"{model['collectives_cpu']:.1f} of their lane's CPU; "
+            f"(+ collectives {model['collectives']:.1f} ms on the queue, {model['collectives_cpu']:.1f} of their lane's CPU; "
             f"idle {model['idle']:.1f}); run compute {run['compute']:.1f}, "
             f"nvme {run['nvme_read']:.1f}, copies {run['h2d']:.1f}, collectives {run['network']:.1f} ms; "
             f"{share:g} x run CPU {core_work_ms(run, share):.1f} ms against the step's {measured_ms:.1f}")

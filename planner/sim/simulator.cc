@@ -26,10 +26,7 @@ class Graph {
   // copies_on_cores: the CPU backend, where host<->device copies and the collectives between
   // ranks are memcpy on the same cores as the kernels (no copy engine, no NIC): they queue
   // with compute.
-  // network_off_cores: the collectives' waits on a lane of their own (their CPU added to the
-  // cores by the caller).
-  Graph(bool keep, bool copies_on_cores, bool network_off_cores = false)
-      : keep_(keep), copies_on_cores_(copies_on_cores), network_off_cores_(network_off_cores) {}
+  Graph(bool keep, bool copies_on_cores) : keep_(keep), copies_on_cores_(copies_on_cores) {}
 
   // Issues a task: it starts when its resource is free and every dependency is met.
   int Add(Res r, double dur, std::initializer_list<Dep> deps, const char* phase, const std::string& name = {}) {
@@ -62,8 +59,7 @@ class Graph {
   // NVMe reads and writes share one queue: one drive (share) serves both directions, as the
   // executor's single NVMe lane does; busy time is still reported per direction.
   int Queue(Res r) const {
-    if (copies_on_cores_ && (r == Res::kH2D || r == Res::kD2H || (r == Res::kNetwork && !network_off_cores_)))
-      return static_cast<int>(Res::kCompute);
+    if (copies_on_cores_ && (r == Res::kH2D || r == Res::kD2H || r == Res::kNetwork)) return static_cast<int>(Res::kCompute);
     return static_cast<int>(r == Res::kNvmeWrite ? Res::kNvmeRead : r);
   }
   double end(int id) const { return id < 0 ? 0 : tasks_[static_cast<size_t>(id)].end_s; }
@@ -74,7 +70,6 @@ class Graph {
  private:
   bool keep_;
   bool copies_on_cores_;
-  bool network_off_cores_;
   std::vector<SimTask> tasks_;
   std::array<double, kNumRes> free_{};
   std::array<int, kNumRes> last_ = [] {
@@ -91,10 +86,6 @@ struct Rates {
   double nvme_lat;  // CPU backend: each NVMe read request's latency beyond its bytes, with the cores busy
   double fetch_wake;  // CPU backend, ranks <= cores: each fetch's lane hand-offs, on the cores with its copy
   double grad_wake;   // CPU backend, ranks <= cores: each gradient's hand-off to the comm lane, on the cores
-  // CPU backend, more ranks than cores with the collectives' CPU measured: ranks a core; each
-  // collective waits on the network lane and puts this x its lane's CPU on the cores. 0: the
-  // collective itself queues on the cores.
-  double coll_cpu_share = 0;
 };
 
 // One NVMe transfer of `bytes` (a rank's shard): at the lane curves' time for its size where
@@ -141,8 +132,6 @@ class PassBuilder {
         t = g_.Add(Res::kNetwork, CollectiveTime(hw_, k_, r_.w * op.params) + r_.coupling, {{t, false}, {trig, on_start}}, phase,
                    name + " allgather");
         g_.tasks()[static_cast<size_t>(t)].cpu_s = CollectiveCpuTime(hw_, k_, r_.w * op.params);
-        if (r_.coll_cpu_share > 0)
-          g_.Add(Res::kCompute, r_.coll_cpu_share * g_.tasks()[static_cast<size_t>(t)].cpu_s, {{t, true}}, phase, name + " allgather cpu");
       }
     };
     const int depth[3] = {dn_, dh_, da_};
@@ -264,20 +253,12 @@ int CpuOptimizerSteps(Graph& g, const ModelSpec& m, const HwProfile& hw, const P
 }  // namespace
 
 SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k, const SimOptions& o) {
-  // CPU backend, more ranks than cores, the collectives' CPU measured: a collective is its
-  // rank's network lane waiting for the others (a thread of its own, which the compute thread
-  // waits for only where an op needs its result), while the cores carry the CPU it costs each
-  // of their ranks: ranks / cores x one rank's (the device queue is the node's cores, shared as
-  // the kernels' time is).
-  const bool off_cores = hw.backend == "cpu" && CpuOversubscribed(hw, k) && k.nodes <= 1 && !hw.shm_allgather_cpu_curve.empty() &&
-                         !hw.shm_reduce_scatter_cpu_curve.empty();
-  Graph g(o.keep_tasks, hw.backend == "cpu", off_cores);
+  Graph g(o.keep_tasks, hw.backend == "cpu");
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, o.keep_tasks);
   const StateBytes sb = StateBytesFor(k.dtype, k.accounting);
   auto bw = [](double b) { return b > 0 ? b : 1e-30; };
   Rates r{DtypeBytes(k.dtype), static_cast<double>(k.dp()), bw(NvmeReadBwPerRank(hw, k)), bw(NvmeWriteBwPerRank(hw, k)), bw(hw.h2d_bw), bw(hw.d2h_bw),
-          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0, FetchWakePerFetch(m, hw, k, ops), GradWakePerHandOff(m, hw, k, ops),
-          off_cores ? static_cast<double>(k.gpus_per_node) / static_cast<double>(hw.cpu_cores) : 0.0};
+          CouplingPerCollective(m, hw, k, ops), hw.backend == "cpu" ? hw.BusyReadLatency() : 0.0, FetchWakePerFetch(m, hw, k, ops), GradWakePerHandOff(m, hw, k, ops)};
   PassBuilder pb(g, hw, k, r);
   // Checkpointed layers: every segment but the last is saved in forward and recomputed in
   // backward (the last one's activations are still live), as the executor runs it.
@@ -325,8 +306,6 @@ SimResult SimulateStep(const ModelSpec& m, const HwProfile& hw, const PlanKnobs&
                       if (k.dp() > 1) {
                         t = g.Add(Res::kNetwork, CollectiveTime(hw, k, r.w * op.params, true) + r.coupling, {{t, false}}, "backward", "reduce-scatter");
                         g.tasks()[static_cast<size_t>(t)].cpu_s = CollectiveCpuTime(hw, k, r.w * op.params, true);
-                        if (r.coll_cpu_share > 0)
-                          g.Add(Res::kCompute, r.coll_cpu_share * g.tasks()[static_cast<size_t>(t)].cpu_s, {{t, true}}, "backward", "reduce-scatter cpu");
                       }
                       const double gshard = sb.grad * op.params / r.dp;
                       if (const double h = GradHandOffTime(hw, k, gshard) + r.grad_wake; h > 0)

@@ -524,9 +524,8 @@ TEST(Simulator, CpuCouplingAddsToEveryCollectiveWhenRanksOutnumberCores) {
 }
 
 // More ranks than cores: each collective carries the CPU its network lane spends on it (the
-// shm _cpu_ curve back to back plus the _cpu_beside_ extra), in the trace too. With those
-// curves a collective waits on the network lane, off the cores, and the cores carry ranks a
-// core x its CPU; without them it queues with compute as before. Elsewhere none.
+// shm _cpu_ curve back to back plus the _cpu_beside_ extra), reported beside its time and in
+// the trace, not scheduled: the step does not move. Elsewhere, or without the curves, none.
 TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
   ModelSpec m = Gpt(4, 256, 4, 128);
   HwProfile hw = TwoCoreCpu();
@@ -541,33 +540,21 @@ TEST(Simulator, CpuCollectivesCarryTheirLaneCpuWhenRanksOutnumberCores) {
   hw.shm_allgather_cpu_curve = {{1e5, 10e-6}, {1e7, 400e-6}};
   hw.shm_reduce_scatter_cpu_curve = {{1e5, 20e-6}, {1e7, 900e-6}};
   const SimResult with = SimulateStep(m, hw, k, keep);
-  EXPECT_LT(with.step_s, without.step_s);  // the waits no longer hold the cores
-  const double w = DtypeBytes(k.dtype), per_core = 2.0;  // 4 ranks on 2 cores
+  EXPECT_DOUBLE_EQ(with.step_s, without.step_s);
+  const double w = DtypeBytes(k.dtype);
   int gathers = 0, scatters = 0;
-  double net_cpu = 0, core_cpu = 0;
-  bool overlaps = false;  // some collective runs while the cores compute
   for (const SimTask& t : with.tasks) {
     if (t.res != Res::kNetwork) {
       EXPECT_EQ(t.cpu_s, 0.0) << t.name;
-      if (t.name.size() > 4 && t.name.compare(t.name.size() - 4, 4, " cpu") == 0 &&
-          (t.name.find("allgather") != std::string::npos || t.name.find("reduce-scatter") != std::string::npos)) {
-        EXPECT_EQ(t.res, Res::kCompute) << t.name;
-        core_cpu += t.dur_s;
-      }
       continue;
     }
     const bool rs = t.name.find("reduce-scatter") != std::string::npos;
     (rs ? scatters : gathers) += 1;
     EXPECT_GT(t.cpu_s, 0.0) << t.name;
     EXPECT_LT(t.cpu_s, t.dur_s) << t.name;  // the lane's CPU, not the collective's time
-    net_cpu += t.cpu_s;
-    for (const SimTask& c : with.tasks)
-      overlaps = overlaps || (c.res == Res::kCompute && c.start_s < t.end_s - 1e-12 && t.start_s < c.end_s - 1e-12);
   }
   EXPECT_GT(gathers, 0);
   EXPECT_GT(scatters, 0);
-  EXPECT_NEAR(core_cpu, per_core * net_cpu, 1e-12);
-  EXPECT_TRUE(overlaps);
   // The first group's figures against the curves directly.
   const std::vector<Op> ops = BuildForwardOps(m, hw, k, true);
   const auto op = std::find_if(ops.begin(), ops.end(), [](const Op& o) { return o.params > 0; });
