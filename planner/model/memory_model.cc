@@ -170,11 +170,11 @@ double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t til
 }
 
 ExecutorWorkingSet ExecutorWorkingElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window,
-                                        double bucket_elems) {
+                                        double bucket_elems, int64_t shard_window) {
   // The search asks for the same few (tile, window, bucket) many times: keep the last answers.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double, int64_t>;
   thread_local std::map<Key, ExecutorWorkingSet> memo;
-  const Key key{m.n_layer, m.hidden, m.ffn_hidden, m.vocab, seq_len, tile, dp, window, bucket_elems};
+  const Key key{m.n_layer, m.hidden, m.ffn_hidden, m.vocab, seq_len, tile, dp, window, bucket_elems, shard_window};
   if (auto it = memo.find(key); it != memo.end()) return it->second;
   if (memo.size() > 4096) memo.clear();
   const std::vector<ScheduledOp> ops = ExecutorSchedule(m, seq_len, tile, dp);
@@ -182,9 +182,10 @@ ExecutorWorkingSet ExecutorWorkingElems(const ModelSpec& m, int64_t seq_len, int
   std::deque<double> inflight;  // released gradients, oldest first, none finished (the worst case)
   double inflight_sum = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    ExecutorWorkingSet here{WindowSum(ops, i, window), 0.0};
+    ExecutorWorkingSet here{WindowSum(ops, i, window), 0.0, WindowSum(ops, i + 1, shard_window) / static_cast<double>(dp)};
     if (ops[i].backward) here.grad_elems = ops[i].gathered + inflight_sum;
-    if (here.fetched_elems + here.grad_elems > best.fetched_elems + best.grad_elems) best = here;
+    auto total = [](const ExecutorWorkingSet& w) { return w.fetched_elems + w.grad_elems + w.shard_elems; };
+    if (total(here) > total(best)) best = here;
     if (!ops[i].backward) continue;
     // Zero3Engine::ReleaseGrad: wait for the oldest until this one fits the bucket beside them.
     while (!inflight.empty() && inflight_sum + ops[i].gathered > bucket_elems) {
@@ -302,12 +303,13 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const HwProfile& hw, const Pla
     const int64_t window = one ? (pl.params == Tier::kDevice ? 0 : dh + 1) : da + 1;
     // Zero3Engine::ReleaseGrad's bucket: buffers.reduce_bucket, or the largest group if unset.
     const double bucket = k.reduce_bucket_bytes > 0 ? k.reduce_bucket_bytes / 4.0 : xs.max_elems * dp;
-    const ExecutorWorkingSet ws = ExecutorWorkingElems(m, k.seq_len, k.tile_factor, k.dp(), window, bucket);
+    const bool shards_ahead = !one && pl.params != Tier::kDevice;
+    const ExecutorWorkingSet ws = ExecutorWorkingElems(m, k.seq_len, k.tile_factor, k.dp(), window, bucket, shards_ahead ? dh : 0);
     a.Add(Tier::kDevice, 4.0 * ws.fetched_elems, "fetched parameter buffers (executor)",
           a.F("4 B x the padded group elements of {} consecutive ops, at the op with the most fetched and gradient buffers", window));
-    if (!one && pl.params != Tier::kDevice)
-      a.Add(Tier::kDevice, static_cast<double>(dh) * 4.0 * xs.max_elems, "H2D prefetch (param shards)",
-            a.F("h2d_depth {} x largest shard {} x 4 B", dh, xs.max_elems));
+    if (shards_ahead)
+      a.Add(Tier::kDevice, 4.0 * ws.shard_elems, "H2D prefetch (param shards)",
+            a.F("4 B x the padded shards of the h2d_depth {} ops after that op (copied ahead, waiting for their allgather)", dh));
     a.Add(Tier::kDevice, 4.0 * ws.grad_elems, "gradient buffers (executor: the current op's and those in flight)",
           a.F("4 B x (the op's padded group + released ones not yet reduced, within the bucket of {} B), at that op", 4.0 * bucket));
   } else {

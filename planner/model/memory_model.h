@@ -45,13 +45,17 @@ double ExecutorFetchWindowElems(const ModelSpec& m, int64_t seq_len, int64_t til
 // The executor's parameter-group buffers at the op of its schedule where they are most: the
 // fetch buffers of that op and its window - 1 successors, and in backward its gradient buffer
 // plus the released gradients still waiting for their reduce-scatter (Zero3Engine::ReleaseGrad
-// keeps them within the bucket, the newest always; the worst case: none has finished).
+// keeps them within the bucket, the newest always; the worst case: none has finished), and,
+// with `shard_window` > 0, the device shard copies of the shard_window ops after it (params off
+// the device with several ranks: a shard copied ahead waits in its own buffer until its op
+// acquires it).
 struct ExecutorWorkingSet {
   double fetched_elems = 0;
   double grad_elems = 0;
+  double shard_elems = 0;
 };
 ExecutorWorkingSet ExecutorWorkingElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, int64_t window,
-                                        double bucket_elems);
+                                        double bucket_elems, int64_t shard_window = 0);
 // The executor's pinned staging pool per rank (Zero3Engine::Setup): NVMe reads in flight
 // (prefetch depth + 1), a grad read-modify-write (2) and the optimizer pipeline (3 groups x 4
 // states), each one largest shard, plus 1 MiB.

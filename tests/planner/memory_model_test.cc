@@ -187,6 +187,26 @@ TEST(EstimateMemory, ExecutorFetchBuffersFollowTheSchedule) {
   // Params on the host: the current op and one ahead, copied into their own buffers.
   k.placement.params = Tier::kHost;
   EXPECT_DOUBLE_EQ(item("fetched parameter buffers (executor)"), 4 * (fc + mproj));
+  EXPECT_EQ(item("H2D prefetch (param shards)"), 0.0);  // one rank: the copy lands in the fetch buffer
+
+  // Several ranks with params off the device: each op's shard copied ahead waits in a device
+  // buffer of its own until its op begins, so the h2d_depth ops after the peak op hold theirs,
+  // sized as they are (not all as the largest).
+  const auto at = [&](int64_t shards) { return ExecutorWorkingElems(m, 256, 1, 4, 2, 1e12, shards); };
+  EXPECT_EQ(at(0).shard_elems, 0.0);
+  const double largest = pad((4 * C * C + 4 * C) / 4);
+  for (int64_t d : {1, 2, 3}) {
+    const ExecutorWorkingSet w = at(d);
+    EXPECT_GT(w.shard_elems, 0.0) << d;
+    EXPECT_LE(w.shard_elems, static_cast<double>(d) * largest) << d;
+    EXPECT_GE(w.fetched_elems + w.grad_elems + w.shard_elems, at(d - 1).fetched_elems + at(d - 1).grad_elems + at(d - 1).shard_elems) << d;
+  }
+  k.gpus_per_node = 4;
+  k.prefetch_h2d = 2;
+  ASSERT_EQ(k.reduce_bucket_bytes, 0);  // unset: the bucket holds the largest group, gathered
+  const ExecutorWorkingSet w = ExecutorWorkingElems(m, 256, 1, 4, 2, 4 * largest, 2);
+  EXPECT_DOUBLE_EQ(item("H2D prefetch (param shards)"), 4 * w.shard_elems);
+  EXPECT_LT(item("H2D prefetch (param shards)"), 2 * 4 * largest);  // the largest shard then an LN's
 }
 
 TEST(DeepSpeedEstimate, ClosedFormsAndAgreement) {
