@@ -8,6 +8,7 @@
 
 #include "core/cpu_clock.h"
 #include "executor/backend/cpu/kernels.h"
+#include "executor/zero3/adam_threads.h"
 
 namespace zinf {
 
@@ -438,14 +439,7 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
   AdamParams hp = hp_in;
   hp.step = ++adam_step_;
   ShardTier* tiers[4] = {params_.get(), grads_.get(), adam_m_.get(), adam_v_.get()};
-  // With states staged through the NVMe lane the step waits on the drive, not on Adam. A
-  // small group's Adam leaves one core to the lane, whose completions otherwise wait for the
-  // thread team (and its spin) to let go of every core: small-nvme-r1 (groups up to 66K
-  // params) took a median 15.1-15.5 ms a step in its optimizer against 16.9-21.1 with Adam on
-  // both cores (three alternating pairs), its groups' Adam no slower on one thread (144-247 us
-  // against 223-319). cpu-medium's 1-4M-param groups keep every thread: on one fewer its
-  // optimizer took 3-9% longer (medium-allnvme-r1, two pairs).
-  constexpr size_t kLeaveLaneACoreBelow = size_t{1} << 20;  // shard elements
+  // A group's Adam threads: AdamThreads (adam_threads.h), one fewer for a small staged group.
   const bool staged = std::any_of(std::begin(tiers), std::end(tiers), [](const ShardTier* t) { return t->tier() == Tier::kNvme; });
   // Pipeline: group g+1's states are read while group g is updated; g's are written after
   // (the NVMe lane runs read g+1, write g, read g+2, ... in that order).
@@ -463,7 +457,7 @@ Status Zero3Engine::OptimizerStep(const AdamParams& hp_in) {
     }
     if (cur->read) ZINF_RETURN_IF_ERROR(cur->read->Wait());
     const TraceSpan adam = trace_ ? BeginSpan() : TraceSpan{};
-    const int threads = staged && n < kLeaveLaneACoreBelow ? std::max(1, be_->threads() - 1) : be_->threads();
+    const int threads = AdamThreads(be_->threads(), staged, n);
     cpu::AdamStep(cur->ptr[0], cur->ptr[1], cur->ptr[2], cur->ptr[3], n, hp, threads);
     if (trace_) EndSpan(adam, groups_[g].name + " adam", "optimizer", 4);
     if (cur->stage[0] || cur->stage[2] || cur->stage[3]) {

@@ -53,26 +53,6 @@ double ShardElems(double numel, int64_t dp) {
 
 }  // namespace
 
-ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
-  ExecutorShards s;
-  const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
-  const double t = static_cast<double>(std::max<int64_t>(tile, 1));
-  auto add = [&](double numel, double count) {
-    const double shard = ShardElems(numel, dp);
-    s.total_elems += shard * count;
-    s.max_elems = std::max(s.max_elems, shard);
-  };
-  const double nl = static_cast<double>(m.n_layer);
-  add(g.embed, 1);
-  add(g.ln, 2 * nl);  // ln1, ln2
-  add(g.qkv, t * nl);
-  add(g.proj, t * nl);
-  add(g.fc, t * nl);
-  add(g.mproj, t * nl);
-  add(g.ln, 1);  // ln_f
-  return s;
-}
-
 std::vector<double> ExecutorGroupShards(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
   const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
   const int64_t t = std::max<int64_t>(tile, 1);
@@ -89,20 +69,18 @@ std::vector<double> ExecutorGroupShards(const ModelSpec& m, int64_t seq_len, int
   return out;
 }
 
+ExecutorShards ExecutorShardElems(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp) {
+  ExecutorShards s;
+  for (double shard : ExecutorGroupShards(m, seq_len, tile, dp)) {
+    s.total_elems += shard;
+    s.max_elems = std::max(s.max_elems, shard);
+  }
+  return s;
+}
+
 double ExecutorGroupsOfAtLeast(const ModelSpec& m, int64_t seq_len, int64_t tile, int64_t dp, double min_elems) {
-  const ExecutorGroupNumels g = GroupNumels(m, seq_len, tile);
-  const double t = static_cast<double>(std::max<int64_t>(tile, 1)), nl = static_cast<double>(m.n_layer);
-  double n = 0;
-  auto add = [&](double numel, double count) {
-    if (ShardElems(numel, dp) >= min_elems) n += count;
-  };
-  add(g.embed, 1);
-  add(g.ln, 2 * nl + 1);  // ln1, ln2, ln_f
-  add(g.qkv, t * nl);
-  add(g.proj, t * nl);
-  add(g.fc, t * nl);
-  add(g.mproj, t * nl);
-  return n;
+  const std::vector<double> shards = ExecutorGroupShards(m, seq_len, tile, dp);
+  return static_cast<double>(std::count_if(shards.begin(), shards.end(), [&](double e) { return e >= min_elems; }));
 }
 
 namespace {

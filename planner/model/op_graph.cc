@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "executor/backend/cpu/kernels.h"
 #include "planner/model/memory_model.h"
 
 namespace zinf {
@@ -20,8 +21,7 @@ bool CpuOversubscribed(const HwProfile& hw, const PlanKnobs& k) {
 
 double AdamLaunchTime(const ModelSpec& m, const HwProfile& hw, const PlanKnobs& k) {
   if (hw.backend != "cpu" || hw.kernel_launch_s <= 0) return 0.0;
-  constexpr double kAdamMinParallel = 1 << 15;  // executor/backend/cpu/adam_cast.cc
-  return hw.kernel_launch_s * ExecutorGroupsOfAtLeast(m, k.seq_len, k.tile_factor, k.dp(), kAdamMinParallel);
+  return hw.kernel_launch_s * ExecutorGroupsOfAtLeast(m, k.seq_len, k.tile_factor, k.dp(), static_cast<double>(cpu::kAdamMinParallel));
 }
 
 namespace {

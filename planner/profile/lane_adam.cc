@@ -54,7 +54,8 @@ Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const
   c.threads = std::max(1, threads);
   c.adam_params = quick ? (1 << 20) : (4 << 20);
   AdamArrays arrays(static_cast<size_t>(c.adam_params));
-  const int pairs = quick ? 6 : 16, passes = quick ? 6 : 12, rounds = quick ? 2 : 5;
+  c.pairs = quick ? 6 : 16;
+  const int pairs = c.pairs, passes = quick ? 6 : 12, rounds = quick ? 2 : 5;
   std::vector<double> rd, wr, ad;
   uint64_t slot = 0;
   for (int r = 0; r < rounds && !ctx.cancelled(); ++r) {

@@ -18,6 +18,7 @@ struct LaneAdamCoupling {
   int64_t adam_params = 0;     // the Adam passes' size
   int threads = 0;             // Adam's threads
   int rounds = 0;
+  int pairs = 0;               // lane pairs a round, each way
 };
 
 // Rounds of: lane pairs (read then write of `bytes`, as TimeLanePair) alone; Adam passes over

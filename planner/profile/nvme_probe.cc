@@ -305,7 +305,7 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
         "measured: {}, the same store: {} rounds of {} lane pairs (a {} read, then a write, as for the lane curves) alone, "
         "the same beside CPU Adam passes over {} params on {} threads run back to back on another thread, and those passes "
         "alone; the median over rounds of the mean beside over the mean alone: read {:.2f}x, write {:.2f}x, Adam {:.2f}x",
-        ctx.Today(), beside.rounds, quick ? 6 : 16, FormatBytes(static_cast<double>(beside.bytes)), beside.adam_params, beside.threads,
+        ctx.Today(), beside.rounds, beside.pairs, FormatBytes(static_cast<double>(beside.bytes)), beside.adam_params, beside.threads,
         beside.read, beside.write, beside.adam);
     for (const char* k : {"nvme.lane_read_beside_adam", "nvme.lane_write_beside_adam", "nvme.adam_beside_lane"}) hw.provenance[k] = method;
     ctx.Progress("nvme", fmt::format("beside CPU Adam: lane reads {:.2f}x, writes {:.2f}x; Adam {:.2f}x", beside.read, beside.write, beside.adam));

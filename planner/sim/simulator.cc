@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "executor/backend/cpu/kernels.h"
+#include "executor/zero3/adam_threads.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/op_graph.h"
 #include "planner/model/time_model.h"
@@ -176,7 +178,7 @@ int CpuOptimizerSteps(Graph& g, const ModelSpec& m, const HwProfile& hw, const P
   if (const double head = CountParams(m).lm_head; head > 0) shards.push_back(std::ceil(head / static_cast<double>(k.dp())));  // untied
   const int n = static_cast<int>(shards.size());
   const double gpn = static_cast<double>(k.gpus_per_node);
-  const int64_t threads = std::max<int64_t>(1, hw.cpu_cores / std::max<int64_t>(k.gpus_per_node, 1));  // zrun's default
+  const int threads = static_cast<int>(std::max<int64_t>(1, hw.cpu_cores / std::max<int64_t>(k.gpus_per_node, 1)));  // zrun's default
   const Placement& pl = k.placement;
   const bool staged = pl.params == Tier::kNvme || pl.grads == Tier::kNvme || pl.optimizer == Tier::kNvme;
   const bool lane = hw.HasNvmeLaneCurves();
@@ -191,9 +193,8 @@ int CpuOptimizerSteps(Graph& g, const ModelSpec& m, const HwProfile& hw, const P
     return lane ? LaneTransferSeconds(hw, k, write_bpp * e, true) * bpp / write_bpp : bpp * e / r.nvme_w;
   };
   auto adam_s = [&](double e) {
-    constexpr double kLeaveLaneACoreBelow = 1 << 20, kAdamMinParallel = 1 << 15;  // executor/zero3, executor/backend/cpu
-    const int64_t t = staged && e < kLeaveLaneACoreBelow && threads > 1 ? threads - 1 : threads;
-    const double launch = t > 1 && e >= kAdamMinParallel ? hw.kernel_launch_s : 0.0;
+    const int t = AdamThreads(threads, staged, static_cast<size_t>(e));  // zrun's rule
+    const double launch = t > 1 && e >= static_cast<double>(cpu::kAdamMinParallel) ? hw.kernel_launch_s : 0.0;
     return e * gpn / std::max(hw.cpu_adam_params_per_s, 1e-30) * static_cast<double>(threads) / static_cast<double>(t) + launch;
   };
   // What a lane transfer of `work` seconds, from `at`, adds beside an Adam running until `adam_end`.

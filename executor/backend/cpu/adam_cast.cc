@@ -17,7 +17,7 @@ void AdamStep(float* param, const float* grad, float* m, float* v, size_t n,
   const float bc2 = static_cast<float>(1.0 / (1.0 - std::pow(double{hp.beta2}, t)));
   const float b1 = hp.beta1, b2 = hp.beta2, lr = hp.lr, eps = hp.eps;
   const float decay = 1.0f - hp.lr * hp.weight_decay, gs = hp.grad_scale;
-  ParallelChunks(n, threads, kMinParallel, [&](size_t lo, size_t hi) {
+  ParallelChunks(n, threads, kAdamMinParallel, [&](size_t lo, size_t hi) {
 #pragma omp simd
     for (size_t i = lo; i < hi; ++i) {
       const float g = grad[i] * gs;

@@ -45,6 +45,8 @@ void CrossEntropyFwd(const float* logits, const int32_t* targets, float* row_los
 void CrossEntropyBwd(const float* logits, const int32_t* targets, float* dlogits, float dloss,
                      int N, int V, int threads);
 
+// AdamStep runs on one thread below this many elements (its ParallelChunks threshold).
+inline constexpr size_t kAdamMinParallel = size_t{1} << 15;
 void AdamStep(float* param, const float* grad, float* m, float* v, size_t n,
               const AdamParams& hp, int threads);
 
