@@ -35,14 +35,22 @@ struct AdamArrays {
 
 struct LaneMeans {
   double read_s = 0, write_s = 0;
+  int pairs = 0;
 };
-Result<LaneMeans> LanePairs(Storage& store, void* rbuf, const void* wbuf, uint64_t bytes, uint64_t file_bytes, int n, uint64_t first) {
+// At least `n` pairs, and on until `more` says no (at most 8n).
+template <typename More>
+Result<LaneMeans> LanePairs(Storage& store, void* rbuf, const void* wbuf, uint64_t bytes, uint64_t file_bytes, int n, uint64_t first,
+                            More more) {
   LaneMeans m;
-  for (int j = 0; j < n; ++j) {
+  double rs = 0, ws = 0;
+  for (int j = 0; j < 8 * n && (j < n || more()); ++j) {
     ZINF_ASSIGN_OR_RETURN(LanePair p, TimeLanePair(store, rbuf, wbuf, bytes, file_bytes, first + static_cast<uint64_t>(j)));
-    m.read_s += p.read_s / n;
-    m.write_s += p.write_s / n;
+    rs += p.read_s;
+    ws += p.write_s;
+    m.pairs = j + 1;
   }
+  m.read_s = rs / m.pairs;
+  m.write_s = ws / m.pairs;
   return m;
 }
 }  // namespace
@@ -59,12 +67,14 @@ Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const
   std::vector<double> rd, wr, ad;
   uint64_t slot = 0;
   for (int r = 0; r < rounds && !ctx.cancelled(); ++r) {
-    ZINF_ASSIGN_OR_RETURN(LaneMeans alone, LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot));
-    slot += static_cast<uint64_t>(pairs);
+    ZINF_ASSIGN_OR_RETURN(LaneMeans alone, LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot, [] { return false; }));
+    slot += static_cast<uint64_t>(alone.pairs);
     // Both at once: Adam passes on their own thread (its team on every core) for as long as
-    // the lane's pairs run; the passes that ended inside them.
+    // the lane's pairs run, which go on until two passes have ended inside them (a slow
+    // machine, or a sanitizer build, can take longer for a pass than for the pairs); the
+    // passes that ended inside them.
     std::atomic<bool> stop{false};
-    int beside_passes = 0;
+    std::atomic<int> beside_passes{0};
     double beside_adam_s = 0;
     std::thread adam([&] {
       const auto t0 = Clock::now();
@@ -76,11 +86,11 @@ Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const
         }
       }
     });
-    Result<LaneMeans> beside = LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot);
+    Result<LaneMeans> beside = LanePairs(store, rbuf, wbuf, bytes, file_bytes, pairs, slot, [&] { return beside_passes.load() < 2; });
     stop = true;
     adam.join();
     ZINF_RETURN_IF_ERROR(beside.status());
-    slot += static_cast<uint64_t>(pairs);
+    slot += static_cast<uint64_t>(beside->pairs);
     const auto t0 = Clock::now();
     for (int j = 0; j < passes; ++j) arrays.Pass(c.threads);
     const double adam_alone = Since(t0) / passes;
@@ -88,7 +98,7 @@ Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const
       rd.push_back(beside->read_s / alone.read_s);
       wr.push_back(beside->write_s / alone.write_s);
     }
-    if (beside_passes > 0 && adam_alone > 0) ad.push_back(beside_adam_s / beside_passes / adam_alone);
+    if (beside_passes > 0 && adam_alone > 0) ad.push_back(beside_adam_s / beside_passes.load() / adam_alone);
     ctx.Progress("nvme", fmt::format("lane beside Adam, round {}/{}", r + 1, rounds));
   }
   if (ctx.cancelled()) return Aborted("nvme probe interrupted");

@@ -18,12 +18,12 @@ struct LaneAdamCoupling {
   int64_t adam_params = 0;     // the Adam passes' size
   int threads = 0;             // Adam's threads
   int rounds = 0;
-  int pairs = 0;               // lane pairs a round, each way
+  int pairs = 0;               // lane pairs a round alone (at least as many beside Adam)
 };
 
 // Rounds of: lane pairs (read then write of `bytes`, as TimeLanePair) alone; Adam passes over
 // arrays of its own alone (`threads` threads, as zrun's optimizer runs a large group); and both
-// at once. Each factor is the median over rounds of the round's mean beside over its mean alone.
+// at once (the pairs go on, up to 8x, until two Adam passes have ended beside them). Each factor is the median over rounds of the round's mean beside over its mean alone.
 // `rbuf` and `wbuf` hold `bytes` each.
 Result<LaneAdamCoupling> MeasureLaneBesideAdam(Storage& store, void* rbuf, const void* wbuf, uint64_t bytes,
                                                uint64_t file_bytes, int threads, bool quick, ProfileContext& ctx);

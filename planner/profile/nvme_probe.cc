@@ -303,7 +303,8 @@ Status ProbeNvme(ProfileContext& ctx, HwProfile& hw) {
     hw.nvme_adam_beside_lane = beside.adam;
     const std::string method = fmt::format(
         "measured: {}, the same store: {} rounds of {} lane pairs (a {} read, then a write, as for the lane curves) alone, "
-        "the same beside CPU Adam passes over {} params on {} threads run back to back on another thread, and those passes "
+        "the same (and more until two passes end inside them) beside CPU Adam passes over {} params on {} threads run back to "
+        "back on another thread, and those passes "
         "alone; the median over rounds of the mean beside over the mean alone: read {:.2f}x, write {:.2f}x, Adam {:.2f}x",
         ctx.Today(), beside.rounds, beside.pairs, FormatBytes(static_cast<double>(beside.bytes)), beside.adam_params, beside.threads,
         beside.read, beside.write, beside.adam);
