@@ -35,6 +35,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kM = 256, kK = 128, kN = 256;  // the unit of work: one small linear's GEMM
 constexpr size_t kPayloadFloats = 256;        // 1 KiB: the copy is negligible
+constexpr int kRounds = 12;                   // rounds per point (full profile)
+constexpr double kRunSeconds = 0.075;         // per run of a round
+constexpr int kMinIters = 4;                  // iterations per run at the least
 
 }  // namespace
 
@@ -66,8 +69,13 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
     return Internal(fmt::format("fetch wake probe: GEMM gave {}, expected {}", check, kK * 1e-4f));
 
   const std::vector<double> targets = quick ? std::vector<double>{3e-4, 3e-3} : std::vector<double>{1e-4, 3e-4, 1e-3, 3e-3, 1e-2};
-  const int pairs = quick ? 1 : 3;
-  const double secs = quick ? 0.1 : 0.3;  // per run
+  // Many short rounds, each an independent run then every chain's, alternately: the VM's
+  // speed moves by a few percent over a few hundred ms, and a point is the difference of two
+  // runs' times, so the runs it compares must lie close together and its median must have
+  // enough rounds to leave a slow one out (3 rounds of 0.3 s each had the 3 and 10 ms points
+  // scatter from 0 to 270 us between profiles taken an hour apart; see kRounds below).
+  const int pairs = quick ? 2 : kRounds;
+  const double secs = quick ? 0.05 : kRunSeconds;  // per run
   const double nvme_wait_s = hw.nvme_read_latency_s;
   const int chains = nvme_wait_s > 0 ? 2 : 1;  // the copy alone; the NVMe read first
   Lane nvme("zinf:nvme_read"), copy("zinf:h2d");
@@ -80,7 +88,7 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
     int reps = std::max(1, static_cast<int>(targets[t] / gemm_s + 0.5));
     if (reps <= prev_reps) reps = prev_reps * std::max(2, static_cast<int>(targets[t] / targets[t - 1] + 0.5));
     prev_reps = reps;
-    const int iters = std::max(10, static_cast<int>(secs / (reps * gemm_s)));
+    const int iters = std::max(kMinIters, static_cast<int>(secs / (reps * gemm_s)));
     std::vector<double> indep, diff[2];
     for (int p = 0; p < pairs; ++p) {
       double wall[3] = {0, 0, 0};
@@ -89,14 +97,15 @@ Status ProbeFetchWake(ProfileContext& ctx, HwProfile& hw) {
         const Clock::time_point t0 = Clock::now();
         SignalPtr next;
         if (chain > 0) next = SubmitCopyFetch(nvme, copy, wait, host.data(), dev.data(), kPayloadFloats);
+        // Exactly `iters` fetches, each beside one iteration's work: no fetch after the last
+        // (waited for alone, it would add its whole latency / iters to every iteration).
         for (int it = 0; it < iters; ++it) {
           for (int r = 0; r < reps; ++r) gemm();
           if (chain > 0) {
             ZINF_RETURN_IF_ERROR(next->Wait());
-            next = SubmitCopyFetch(nvme, copy, wait, host.data(), dev.data(), kPayloadFloats);
+            if (it + 1 < iters) next = SubmitCopyFetch(nvme, copy, wait, host.data(), dev.data(), kPayloadFloats);
           }
         }
-        if (next) ZINF_RETURN_IF_ERROR(next->Wait());
         wall[chain] = std::chrono::duration<double>(Clock::now() - t0).count() / iters;
       }
       indep.push_back(wall[0]);
