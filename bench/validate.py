@@ -246,6 +246,8 @@ def main():
             spread += f"   compute at {row['compute_speed']:.2f}x: error {row['error_at_speed_pct']:+6.1f}%"
             if row["error_at_drive_pct"] != row["error_at_speed_pct"]:
                 spread += f", with the drive's speed {row['error_at_drive_pct']:+6.1f}%"
+        if "memory_speed" in row:
+            spread += f"; memory at {row['memory_speed']:.2f}x too: error {row['error_at_memory_pct']:+6.1f}%"
         if "cpu_compute_ms" in row:
             spread += (f"   cpu/step compute {row['cpu_compute_ms']:.1f} ms, lanes {row['cpu_lanes_ms']:.1f} ms, "
                        f"cores {row['node_busy_pct']:.0f}% busy")
@@ -264,6 +266,8 @@ def main():
         if dr.get("checks") and sp:
             at += (f"   and the drive reading {dr['read']:.2f}x, writing {dr['write']:.2f}x: predicted {sp[2]:.4f} s, "
                    f"error {err(st['measured'], sp[2]):+6.1f}%")
+        if sp and sp[4]:
+            at += f"   memory at {sp[4][0]:.2f}x too: predicted {sp[4][1]:.4f} s, error {err(st['measured'], sp[4][1]):+6.1f}%"
         print(f"  {name:26s} predicted {st['predicted']:8.4f} s  measured {st['measured']:8.4f} s  "
               f"error {err(st['measured'], st['predicted']):+6.1f}%" + at, flush=True)
         if split:  # note_split's entry for this run
@@ -296,7 +300,17 @@ def main():
         # the run's CPU (bench/cpu_split.py).
         ranks = ranks_of(name)
         split = cpu_split.model_split(os.path.join(work, "speed-trace.json"), ranks / cores) if ranks > cores else None
-        return speed, at, at_drive, split
+        # zrun's memory checks (64 MiB copies after each compute check): what streams through
+        # memory at their speed, the rest at the compute's, the drive's as above (None without).
+        mem = section(summary, "memory_speed").get("vs_profile")
+        at_mem = None
+        if mem:
+            mcmd = cmd + ["--memory-speed", f"{mem:.4f}"]
+            if drive.get("checks"):
+                mcmd += ["--nvme-read-speed", f"{drive['read']:.4f}", "--nvme-write-speed", f"{drive['write']:.4f}"]
+            mcmd[mcmd.index("--trace") + 1] = os.path.join(work, "memory-speed-trace.json")
+            at_mem = (mem, step(subprocess.run(mcmd, check=True, capture_output=True, text=True).stdout))
+        return speed, at, at_drive, split, at_mem
 
     def note_speed(row, results):
         """The median over runs of the compute speed, the prediction at it and the error against
@@ -307,6 +321,10 @@ def main():
             row["predicted_at_speed_s"] = statistics.median(r[2][1] for r in sp)
             row["error_at_speed_pct"] = statistics.median(err(m, at[1]) for _, m, at in sp)
             row["error_at_drive_pct"] = statistics.median(err(m, at[2]) for _, m, at in sp)
+        sm = [r for r in sp if r[2][4]]
+        if sm:
+            row["memory_speed"] = statistics.median(r[2][4][0] for r in sm)
+            row["error_at_memory_pct"] = statistics.median(err(m, at[4][1]) for _, m, at in sm)
 
     def note_calibration(row, results):
         """--calibrate: the median calibrated speed, and each run against its plan at the profile's
@@ -463,6 +481,13 @@ def main():
         at_drive = (f"at the compute and drive speeds zrun measured during each run (the drive's where it checked it: "
                     f"NVMe plans): {error_summary(sp_rows, 'error_at_drive_pct')}")
         print(at_drive)
+        mem_rows = [r for r in sp_rows if "error_at_memory_pct" in r]
+        if mem_rows:
+            at_memory = (f"at the compute, memory and drive speeds zrun measured during each run ({len(mem_rows)} "
+                         f"configurations): {error_summary(mem_rows, 'error_at_memory_pct')}; memory speeds "
+                         f"{min(r['memory_speed'] for r in mem_rows):.2f}..{max(r['memory_speed'] for r in mem_rows):.2f}x")
+            print(at_memory)
+            at_drive += f"\n\n{at_memory}"
     end = "predicted_end_s" in rows[0]
     if end:
         end_summary = error_summary(rows, "error_end_pct")

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <thread>
 
 namespace zinf {
 
@@ -49,6 +51,11 @@ Result<std::unique_ptr<SpeedCheck>> SpeedCheck::Create(Backend* be, const Plan& 
   c->y_.assign(mn, 0.f);
   c->dy_.assign(mn, 0.03f);
   c->linears_ = std::move(linears);
+  if (hw.host_mem_bw > 0) {
+    c->mem_bw_ = hw.host_mem_bw;
+    c->mem_src_.assign(kMemoryCheckBytes, 1);
+    c->mem_dst_.assign(kMemoryCheckBytes, 0);
+  }
   // Untimed, once each: the first calls of a shape pay for its first touches.
   for (size_t i = 0; i < c->linears_.size(); ++i) c->Pass();
   return c;
@@ -66,6 +73,21 @@ double SpeedCheck::Pass() {
   return l.expected_s;
 }
 
+double SpeedCheck::MemoryCopyPass(void* dst, const void* src, size_t bytes, int threads) {
+  threads = std::max(1, threads);
+  const size_t chunk = (bytes + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
+  auto copy = [=](int t) {
+    const size_t b = std::min(bytes, static_cast<size_t>(t) * chunk), e = std::min(bytes, b + chunk);
+    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> ts;
+  for (int t = 1; t < threads; ++t) ts.emplace_back(copy, t);
+  copy(0);
+  for (auto& t : ts) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void SpeedCheck::Run(double min_s) {
   double expected = 0, measured = 0;
   do {
@@ -74,6 +96,10 @@ void SpeedCheck::Run(double min_s) {
     measured += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } while (measured < min_s);
   totals_.Add(expected, measured);
+  if (!mem_src_.empty()) {
+    const double t = MemoryCopyPass(mem_dst_.data(), mem_src_.data(), mem_src_.size(), be_->threads());
+    memory_totals_.Add(2.0 * static_cast<double>(mem_src_.size()) / mem_bw_, t);  // read + write bytes
+  }
 }
 
 }  // namespace zinf

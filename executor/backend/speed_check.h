@@ -24,9 +24,23 @@ class SpeedCheck {
   // a profile without GEMM rates.
   static Result<std::unique_ptr<SpeedCheck>> Create(Backend* be, const Plan& plan, const HwProfile& hw);
   // One check: the plan's linears (forward and backward), in turn from where the last check
-  // stopped, until `min_s` has passed (at least one). Adds it to totals().
+  // stopped, until `min_s` has passed (at least one). Adds it to totals(). Then, where the
+  // profile has a host memory bandwidth, one memory check (MemoryCopyPass) added to
+  // memory_totals().
   void Run(double min_s = 0.02);
   const SpeedTotals& totals() const { return totals_; }
+  // Memory checks: copies across buffers larger than the caches against the profile's
+  // bandwidth.host_memory. The GEMMs and the memory do not move together on a shared VM (a
+  // 90 s trace on the 2-core VM: GEMM 145 or 171 GFLOP/s, switching every 5-20 s; memcpy
+  // 23-28 GB/s; correlation 0.01), so the work bound by memory is checked apart.
+  const SpeedTotals& memory_totals() const { return memory_totals_; }
+
+  // The memory check's copy, shared with the profile's memory probe so that the check and
+  // the rate it is held against are the same operation: `bytes` from src to dst, split over
+  // `threads` threads (memcpy each). Returns its seconds.
+  static double MemoryCopyPass(void* dst, const void* src, size_t bytes, int threads);
+  // Each of the memory check's two buffers (64 MiB: twice this VM's 32 MiB L3).
+  static constexpr size_t kMemoryCheckBytes = size_t{64} << 20;
 
   // The largest matrix a check uses, in floats (16 MiB).
   static constexpr int64_t kMaxCheckElems = int64_t{1} << 22;
@@ -45,7 +59,9 @@ class SpeedCheck {
   std::vector<Linear> linears_;
   size_t next_ = 0;
   std::vector<float> x_, w_, y_, dy_, gw_, gx_;
-  SpeedTotals totals_;
+  std::vector<char> mem_src_, mem_dst_;  // the memory check's buffers (empty: no check)
+  double mem_bw_ = 0;                    // the profile's bandwidth.host_memory (read + write bytes / s)
+  SpeedTotals totals_, memory_totals_;
 };
 
 }  // namespace zinf

@@ -116,6 +116,16 @@ std::string SummaryYaml(const RunSummary& s, const Plan& plan) {
     y.Key("max", s.speed.max);
     y.End();
   }
+  if (s.memory_speed.checks > 0) {
+    y.Begin("memory_speed");
+    y.Comment("64 MiB copies timed after each compute check against the profile's bandwidth.host_memory: 1 = as");
+    y.Comment("fast as profiled (zplan simulate --memory-speed: what streams through memory at this speed)");
+    y.Key("vs_profile", s.memory_speed.Ratio());
+    y.Key("checks", static_cast<int64_t>(s.memory_speed.checks));
+    y.Key("min", s.memory_speed.min);
+    y.Key("max", s.memory_speed.max);
+    y.End();
+  }
   if (s.drive_read.checks > 0) {
     y.Begin("drive_speed");
     y.Comment("4 MiB NVMe reads and writes alternating between steps (rank 0, the others waiting) against the profile's");

@@ -45,6 +45,7 @@ struct RunSummary {
   double nvme_read_bw = 0, nvme_write_bw = 0;  // the profile's (bytes/s; 0: unknown)
   CpuPerStep cpu;
   SpeedTotals speed;  // compute-speed checks (none: checks == 0)
+  SpeedTotals memory_speed;  // memory checks beside them (none: checks == 0)
   SpeedTotals drive_read, drive_write;  // drive-speed checks (none: checks == 0)
 };
 

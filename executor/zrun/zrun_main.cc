@@ -259,7 +259,10 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   sum.host_bytes = t.engine().host_bytes() + t.activation_host_bytes();
   sum.nvme_bytes = t.engine().nvme_bytes();
   sum.io = t.engine().stats();
-  if (speed) sum.speed = speed->totals();
+  if (speed) {
+    sum.speed = speed->totals();
+    sum.memory_speed = speed->memory_totals();
+  }
   sum.drive_read = drive_read;
   sum.drive_write = drive_write;
   if (hw.ok()) {  // each rank's share of the node's drive
@@ -284,6 +287,9 @@ Status Run(const Args& a, Comm& comm, const std::string& plan_path) {
   if (sum.speed.checks > 0)
     std::printf("  compute ran at %.2fx the profile's GEMM rates (%d checks between steps: %.2f .. %.2f)\n", sum.speed.Ratio(),
                 sum.speed.checks, sum.speed.min, sum.speed.max);
+  if (sum.memory_speed.checks > 0)
+    std::printf("  memory copies ran at %.2fx the profile's bandwidth (%d checks: %.2f .. %.2f)\n", sum.memory_speed.Ratio(),
+                sum.memory_speed.checks, sum.memory_speed.min, sum.memory_speed.max);
   if (sum.drive_read.checks > 0)
     std::printf("  the drive read at %.2fx and wrote at %.2fx the profile's lane rates (%d checks between steps)\n",
                 sum.drive_read.Ratio(), sum.drive_write.Ratio(), sum.drive_read.checks);

@@ -22,6 +22,7 @@ struct SimulateArgs {
   // in a zrun output directory would otherwise overwrite.
   std::string trace = "sim-trace.json";
   double compute_speed = 0;  // 0: the plan's (prediction.compute_speed; 1 unless planned with --calibrate)
+  double memory_speed = 0;   // 0: the compute speed's
   double nvme_read_speed = 1, nvme_write_speed = 1;
 };
 
@@ -34,10 +35,14 @@ int RunSimulate(const SimulateArgs& a) {
   Result<HwProfile> hw = LoadHwProfile(*hw_path);
   if (!hw.ok()) return Fail(hw.status());
   const double speed = a.compute_speed > 0 ? a.compute_speed : plan->prediction.compute_speed;
-  if (speed != 1.0) {
-    *hw = AtComputeSpeed(*hw, speed);
-    std::printf("zplan simulate: compute at %.3fx the profile's speed%s\n", speed,
+  // The plan's memory speed goes with its compute speed (both measured at plan time).
+  const double memory_speed = a.memory_speed > 0 ? a.memory_speed : a.compute_speed > 0 ? 0.0 : plan->prediction.memory_speed;
+  if (speed != 1.0 || (memory_speed > 0 && memory_speed != speed)) {
+    *hw = AtComputeSpeed(*hw, speed, memory_speed);
+    std::printf("zplan simulate: compute at %.3fx the profile's speed%s", speed,
                 a.compute_speed > 0 ? "" : " (the plan's calibration)");
+    if (memory_speed > 0) std::printf(", memory at %.3fx", memory_speed);
+    std::printf("\n");
   }
   if (a.nvme_read_speed != 1.0 || a.nvme_write_speed != 1.0) {
     *hw = AtDriveSpeed(*hw, a.nvme_read_speed, a.nvme_write_speed);
@@ -83,6 +88,11 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
                   "vs_profile: the speed its checks measured during the run); scales the cores' work (on the CPU backend "
                   "also its copies and the collectives between its ranks), not the drive's or a GPU node's links' "
                   "figures (default: the plan's prediction.compute_speed, 1 unless planned with --calibrate)")
+      ->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--memory-speed", args->memory_speed,
+                  "simulate what streams through memory (the memory passes and, on the CPU backend, the copies, Adam and "
+                  "the collectives between its ranks) at this many times the profiled speed instead of the compute's "
+                  "(zrun's summary.yaml memory_speed.vs_profile: its memory checks between steps)")
       ->check(CLI::Range(0.01, 100.0));
   cmd->add_option("--nvme-read-speed", args->nvme_read_speed,
                   "simulate with the drive reading this many times as fast as profiled (zrun's summary.yaml drive_speed."

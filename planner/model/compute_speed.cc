@@ -11,17 +11,22 @@ void Scale(std::vector<CurvePoint>& curve, double f) {
 
 }  // namespace
 
-HwProfile AtComputeSpeed(HwProfile hw, double speed) {
-  if (speed <= 0 || speed == 1.0) return hw;
+HwProfile AtComputeSpeed(HwProfile hw, double speed, double memory_speed) {
+  if (speed <= 0) speed = 1.0;
+  if (memory_speed <= 0) memory_speed = speed;
+  if (speed == 1.0 && memory_speed == 1.0) return hw;
   // Rates (per second) scale with the speed, fixed costs (seconds) against it; on the CPU
   // backend the cores also copy (host<->device and between ranks), run Adam and serve the
-  // NVMe requests.
+  // NVMe requests. What streams through memory follows the memory speed: device.memory_bw
+  // (the memory passes' kernels), and on the CPU backend the copies, Adam, the collectives'
+  // memcpy between a node's ranks and the NVMe requests' per-byte CPU.
   using Field = double HwProfile::*;
   const bool cpu = hw.backend == "cpu";
   for (Field f : {&HwProfile::peak_flops, &HwProfile::achievable_flops, &HwProfile::gelu_elems_per_s,
                   &HwProfile::gelu_bwd_elems_per_s, &HwProfile::cross_entropy_elems_per_s,
-                  &HwProfile::cross_entropy_bwd_elems_per_s, &HwProfile::memory_bw})
+                  &HwProfile::cross_entropy_bwd_elems_per_s})
     hw.*f *= speed;
+  hw.memory_bw *= memory_speed;
   for (Field f : {&HwProfile::op_overhead_s, &HwProfile::kernel_launch_s}) hw.*f /= speed;
   if (cpu) {
     // The collectives between a node's ranks (intra_node_bw, collective_latency_s and the
@@ -31,16 +36,16 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
     // speed: 1.10, 1.36). Between nodes the NIC moves the bytes.
     for (Field f : {&HwProfile::host_mem_bw, &HwProfile::h2d_bw, &HwProfile::d2h_bw, &HwProfile::h2d_bw_alone,
                     &HwProfile::d2h_bw_alone, &HwProfile::cpu_adam_params_per_s, &HwProfile::intra_node_bw})
-      hw.*f *= speed;
-    for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::nvme_cpu_per_byte_s, &HwProfile::collective_latency_s})
-      hw.*f /= speed;
-    Scale(hw.allgather_curve, speed);
-    Scale(hw.shm_allgather_curve, speed);
-    Scale(hw.shm_reduce_scatter_curve, speed);
-    Scale(hw.shm_allgather_cpu_beside_curve, 1.0 / speed);  // seconds of CPU
-    Scale(hw.shm_reduce_scatter_cpu_beside_curve, 1.0 / speed);
-    Scale(hw.shm_allgather_cpu_curve, 1.0 / speed);
-    Scale(hw.shm_reduce_scatter_cpu_curve, 1.0 / speed);
+      hw.*f *= memory_speed;
+    hw.nvme_cpu_per_byte_s /= memory_speed;
+    for (Field f : {&HwProfile::nvme_cpu_per_request_s, &HwProfile::collective_latency_s}) hw.*f /= speed;
+    Scale(hw.allgather_curve, memory_speed);
+    Scale(hw.shm_allgather_curve, memory_speed);
+    Scale(hw.shm_reduce_scatter_curve, memory_speed);
+    Scale(hw.shm_allgather_cpu_beside_curve, 1.0 / memory_speed);  // seconds of CPU
+    Scale(hw.shm_reduce_scatter_cpu_beside_curve, 1.0 / memory_speed);
+    Scale(hw.shm_allgather_cpu_curve, 1.0 / memory_speed);
+    Scale(hw.shm_reduce_scatter_cpu_curve, 1.0 / memory_speed);
   }
   Scale(hw.gemm_curve, speed);
   Scale(hw.gemm_bwd_curve, speed);
@@ -51,7 +56,9 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed) {
   }
   Scale(hw.attention_curve, speed);
   Scale(hw.attention_fwd_curve, speed);
-  hw.description += fmt::format(" (compute at {:.3f}x its measured speed)", speed);
+  hw.description += memory_speed == speed
+                        ? fmt::format(" (compute at {:.3f}x its measured speed)", speed)
+                        : fmt::format(" (compute at {:.3f}x, memory at {:.3f}x its measured speed)", speed, memory_speed);
   return hw;
 }
 

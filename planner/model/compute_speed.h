@@ -15,7 +15,11 @@ namespace zinf {
 // copy bandwidths, the collectives between a node's ranks (memcpy on the same cores), CPU Adam
 // and the NVMe requests' CPU costs. The drive's bandwidth and latency, the network between
 // nodes, and other backends' collectives (their links, not the cores) are left as measured.
-HwProfile AtComputeSpeed(HwProfile hw, double speed);
+// `memory_speed` (0: `speed`) scales instead what streams through memory: the memory passes'
+// bandwidth and, on the CPU backend, the copies, Adam, the collectives between a node's ranks
+// and the NVMe requests' per-byte CPU (zrun's memory checks measure it apart from the GEMMs:
+// on a shared VM the two move independently).
+HwProfile AtComputeSpeed(HwProfile hw, double speed, double memory_speed = 0);
 
 // Scales the drive's read bandwidths (bandwidth.nvme_read, _node, nvme.lane_read_curve) by
 // `read` and its write bandwidths by `write`; its latencies and the requests' CPU costs are

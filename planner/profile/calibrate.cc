@@ -27,6 +27,7 @@ Result<Calibration> CalibrateComputeSpeed(const Plan& plan, const HwProfile& hw,
   do check->Run(0.02);
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
   c.totals = check->totals();
+  c.memory = check->memory_totals();
   if (c.totals.checks == 0 || c.speed() <= 0) return Internal("--calibrate: no check completed");
   return c;
 }

@@ -14,9 +14,12 @@ namespace zinf {
 
 struct Calibration {
   SpeedTotals totals;  // the checks: how many, their timed seconds, the single checks' range
+  SpeedTotals memory;  // the memory checks beside them (none where the profile has no host memory bandwidth)
   int threads = 0;     // the CPU backend's threads (the profile's per device)
   // Expected / measured over all checks (1: as profiled).
   double speed() const { return totals.Ratio(); }
+  // The memory checks' expected / measured (0: none).
+  double memory_speed() const { return memory.Ratio(); }
 };
 
 // Times `plan`'s linears for about `seconds` on a CPU backend with the profile's threads per

@@ -276,7 +276,7 @@ TEST(Profile, OnlyReMeasuresTheNamedProbesIntoTheBase) {
   base.gpus_per_node = 2;
   hw = ProfileThisMachine(o);
   ASSERT_TRUE(hw.ok()) << hw.status().ToString();
-  EXPECT_NE(hw->provenance["bandwidth.host_memory"].find("(1 threads,"), std::string::npos)
+  EXPECT_NE(hw->provenance["bandwidth.host_memory"].find("on 1 threads,"), std::string::npos)
       << hw->provenance["bandwidth.host_memory"];
 
   o.only = {"memory", "gemmm"};

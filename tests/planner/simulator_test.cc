@@ -212,6 +212,27 @@ TEST(Simulator, ComputeSpeedScalesTheCoresWorkOnly) {
   EXPECT_DOUBLE_EQ(slow_coll.shm_allgather_cpu_curve[0].y, 8e-5);
   EXPECT_DOUBLE_EQ(slow_coll.shm_reduce_scatter_cpu_curve[0].y, 1.4e-4);
   EXPECT_EQ(slow_coll.inter_node_bw, hw.inter_node_bw);  // the NIC's
+  // A memory speed apart: what streams through memory follows it, the arithmetic the compute's.
+  HwProfile hm = hw;
+  hm.host_mem_bw = 2e10;
+  hm.cpu_adam_params_per_s = 6e8;
+  const HwProfile mem_half = AtComputeSpeed(hm, 1.0, 0.5);
+  EXPECT_DOUBLE_EQ(mem_half.memory_bw, 0.5 * hm.memory_bw);
+  EXPECT_DOUBLE_EQ(mem_half.host_mem_bw, 1e10);
+  EXPECT_DOUBLE_EQ(mem_half.h2d_bw, 0.5 * hm.h2d_bw);
+  EXPECT_DOUBLE_EQ(mem_half.cpu_adam_params_per_s, 3e8);
+  EXPECT_DOUBLE_EQ(mem_half.intra_node_bw, 4e9);
+  EXPECT_DOUBLE_EQ(mem_half.shm_allgather_cpu_curve[0].y, 8e-5);
+  EXPECT_EQ(mem_half.achievable_flops, hm.achievable_flops);
+  EXPECT_EQ(mem_half.gemm_curve[1].y, hm.gemm_curve[1].y);
+  EXPECT_EQ(mem_half.op_overhead_s, hm.op_overhead_s);
+  EXPECT_EQ(mem_half.nvme_cpu_per_request_s, hm.nvme_cpu_per_request_s);
+  EXPECT_EQ(mem_half.collective_latency_s, hm.collective_latency_s);
+  const HwProfile gemm_half = AtComputeSpeed(hm, 0.5, 1.0);
+  EXPECT_DOUBLE_EQ(gemm_half.gemm_curve[1].y, 0.5 * hm.gemm_curve[1].y);
+  EXPECT_EQ(gemm_half.host_mem_bw, hm.host_mem_bw);
+  EXPECT_EQ(gemm_half.cpu_adam_params_per_s, hm.cpu_adam_params_per_s);
+  EXPECT_NE(mem_half.description, AtComputeSpeed(hm, 0.5).description);
   // Four ranks on the cores: each collective takes twice as long at half the speed.
   PlanKnobs k4 = Knobs(m, hw, "none");
   k4.gpus_per_node = 4;

@@ -94,6 +94,47 @@ TEST(SpeedCheck, RatioIsExpectedOverMeasured) {
   EXPECT_GT((*slow)->totals().Ratio(), 100);
 }
 
+// Each check also copies SpeedCheck::kMemoryCheckBytes against the profile's host memory
+// bandwidth: a profile 1000x faster than any memory finds it far slower, one 1000x slower far
+// faster; without the bandwidth there is no memory check.
+TEST(SpeedCheck, MemoryChecksBesideTheGemms) {
+  auto be = MakeCpuBackend(size_t{1} << 20, 1);
+  ASSERT_TRUE(be.ok()) << be.status().ToString();
+  HwProfile fast = CpuProfile(1e12);
+  fast.host_mem_bw = 1e14;
+  auto f = SpeedCheck::Create(be->get(), SmallPlan(), fast);
+  ASSERT_TRUE(f.ok());
+  ASSERT_NE(*f, nullptr);
+  (*f)->Run(0.0);
+  (*f)->Run(0.0);
+  const SpeedTotals& m = (*f)->memory_totals();
+  EXPECT_EQ(m.checks, 2);
+  EXPECT_DOUBLE_EQ(m.expected_s, 2 * 2.0 * SpeedCheck::kMemoryCheckBytes / 1e14);
+  EXPECT_LT(m.Ratio(), 0.01);
+  EXPECT_GT(m.Ratio(), 0);
+  HwProfile slow = CpuProfile(1e12);
+  slow.host_mem_bw = 1e6;
+  auto s = SpeedCheck::Create(be->get(), SmallPlan(), slow);
+  ASSERT_TRUE(s.ok());
+  (*s)->Run(0.0);
+  EXPECT_GT((*s)->memory_totals().Ratio(), 100);
+  HwProfile none = CpuProfile(1e12);
+  none.host_mem_bw = 0;
+  auto n = SpeedCheck::Create(be->get(), SmallPlan(), none);
+  ASSERT_TRUE(n.ok());
+  (*n)->Run(0.0);
+  EXPECT_EQ((*n)->memory_totals().checks, 0);
+  EXPECT_EQ((*n)->totals().checks, 1);
+}
+
+// The copy lands whole, split over threads.
+TEST(SpeedCheck, MemoryCopyPassCopiesEveryByte) {
+  std::vector<char> src(1000003), dst(src.size(), 0);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + 1);
+  EXPECT_GT(SpeedCheck::MemoryCopyPass(dst.data(), src.data(), src.size(), 3), 0);
+  EXPECT_EQ(src, dst);
+}
+
 TEST(SpeedCheck, NothingToCheckWithoutCpuRates) {
   auto be = MakeCpuBackend(size_t{1} << 20, 1);
   ASSERT_TRUE(be.ok());
