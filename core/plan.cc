@@ -106,7 +106,6 @@ Result<Plan> LoadPlan(const std::string& path) {
   q.bottleneck = pr.String("bottleneck", std::string(""));
   q.model = pr.String("model", std::string(""));
   q.compute_speed = pr.Number("compute_speed", 0.01, 100.0, 1.0);
-  q.memory_speed = pr.Number("memory_speed", 0.0, 100.0, 0.0);
   q.device_bytes = pr.Bytes("device_bytes", 0, kMaxBytes, 0.0);
   q.host_bytes = pr.Bytes("host_bytes", 0, kMaxBytes, 0.0);
   q.nvme_bytes = pr.Bytes("nvme_bytes", 0, kMaxBytes, 0.0);
@@ -201,7 +200,6 @@ std::string PlanToYaml(const Plan& p) {
   y.Key("model", q.model);
   y.Key("step_time_s", q.step_time_s);
   if (q.compute_speed != 1.0) y.Key("compute_speed", q.compute_speed);
-  if (q.memory_speed > 0) y.Key("memory_speed", q.memory_speed);
   y.Key("tokens_per_s", q.tokens_per_s);
   y.Key("tflops_per_gpu", q.tflops_per_gpu);
   y.Key("efficiency", q.efficiency);

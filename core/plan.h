@@ -72,9 +72,6 @@ struct Prediction {
   // slower. `zplan plan --calibrate` measures it (the plan's own GEMMs, timed at plan time) on
   // a CPU-backend profile; `zplan simulate` uses it unless told another.
   double compute_speed = 1.0;
-  // The same for what streams through memory (zplan plan --calibrate's memory checks); 0: as
-  // compute_speed.
-  double memory_speed = 0;
   std::map<std::string, double> busy_s;   // per resource busy time within a step
   std::map<std::string, double> phase_s;  // forward, backward, optimizer
   double device_bytes = 0;          // peak per GPU

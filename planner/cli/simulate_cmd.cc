@@ -35,8 +35,7 @@ int RunSimulate(const SimulateArgs& a) {
   Result<HwProfile> hw = LoadHwProfile(*hw_path);
   if (!hw.ok()) return Fail(hw.status());
   const double speed = a.compute_speed > 0 ? a.compute_speed : plan->prediction.compute_speed;
-  // The plan's memory speed goes with its compute speed (both measured at plan time).
-  const double memory_speed = a.memory_speed > 0 ? a.memory_speed : a.compute_speed > 0 ? 0.0 : plan->prediction.memory_speed;
+  const double memory_speed = a.memory_speed;  // 0: as the compute
   if (speed != 1.0 || (memory_speed > 0 && memory_speed != speed)) {
     *hw = AtComputeSpeed(*hw, speed, memory_speed);
     std::printf("zplan simulate: compute at %.3fx the profile's speed%s", speed,
