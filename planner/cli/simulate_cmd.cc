@@ -35,12 +35,11 @@ int RunSimulate(const SimulateArgs& a) {
   Result<HwProfile> hw = LoadHwProfile(*hw_path);
   if (!hw.ok()) return Fail(hw.status());
   const double speed = a.compute_speed > 0 ? a.compute_speed : plan->prediction.compute_speed;
-  const double memory_speed = a.memory_speed;  // 0: as the compute
-  if (speed != 1.0 || (memory_speed > 0 && memory_speed != speed)) {
-    *hw = AtComputeSpeed(*hw, speed, memory_speed);
+  if (speed != 1.0 || (a.memory_speed > 0 && a.memory_speed != speed)) {
+    *hw = AtComputeSpeed(*hw, speed, a.memory_speed);
     std::printf("zplan simulate: compute at %.3fx the profile's speed%s", speed,
                 a.compute_speed > 0 ? "" : " (the plan's calibration)");
-    if (memory_speed > 0) std::printf(", memory at %.3fx", memory_speed);
+    if (a.memory_speed > 0) std::printf(", memory at %.3fx", a.memory_speed);
     std::printf("\n");
   }
   if (a.nvme_read_speed != 1.0 || a.nvme_write_speed != 1.0) {
