@@ -23,10 +23,15 @@ class SpeedCheck {
   // Null (and no error) where there is nothing to check: another backend than the CPU's, or
   // a profile without GEMM rates.
   static Result<std::unique_ptr<SpeedCheck>> Create(Backend* be, const Plan& plan, const HwProfile& hw);
-  // One check: the plan's linears (forward and backward), in turn from where the last check
-  // stopped, until `min_s` has passed (at least one). Adds it to totals(). Then, where the
-  // profile has a host memory bandwidth, one memory check (MemoryCopyPass) added to
-  // memory_totals().
+  // One check: rounds of the plan's linears (each forward and backward, in turn). The first
+  // check runs rounds until `min_s` has passed (at least one); every later check runs that
+  // many rounds, whatever its min_s, so that every check is the same work. The totals' ratio
+  // (expected / measured seconds summed) is then the harmonic mean of the checks' speeds:
+  // the mean of 1 / speed, as the mean step time weighs a machine whose speed moves between
+  // checks spaced evenly in steps. (Checks of equal time instead would give the arithmetic
+  // mean, which overstates the speed: a run half its steps at 1x and half at 0.75x takes
+  // 1.17x its fast time, not 1 / 0.875 = 1.14x.) Adds it to totals(). Then, where the profile
+  // has a host memory bandwidth, one memory check (MemoryCopyPass) added to memory_totals().
   void Run(double min_s = 0.02);
   const SpeedTotals& totals() const { return totals_; }
   // Memory checks: copies across buffers larger than the caches against the profile's
@@ -44,6 +49,8 @@ class SpeedCheck {
 
   // The largest matrix a check uses, in floats (16 MiB).
   static constexpr int64_t kMaxCheckElems = int64_t{1} << 22;
+  // Rounds of the plan's linears each check runs (0 before the first check).
+  int rounds() const { return rounds_; }
   struct Linear {
     int m = 0, k = 0, n = 0;  // tokens x in -> out
     double expected_s = 0;    // forward + backward at the profile's rates
@@ -54,10 +61,10 @@ class SpeedCheck {
 
  private:
   SpeedCheck() = default;
-  double Pass();  // the next linear, forward and backward; returns its expected seconds
+  double Pass(size_t i);  // linear i, forward and backward; returns its expected seconds
   Backend* be_ = nullptr;
   std::vector<Linear> linears_;
-  size_t next_ = 0;
+  int rounds_ = 0;  // rounds of linears_ a check runs (0: the first check sets it)
   std::vector<float> x_, w_, y_, dy_, gw_, gx_;
   std::vector<char> mem_src_, mem_dst_;  // the memory check's buffers (empty: no check)
   double mem_bw_ = 0;                    // the profile's bandwidth.host_memory (read + write bytes / s)

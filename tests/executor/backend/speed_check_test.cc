@@ -94,6 +94,31 @@ TEST(SpeedCheck, RatioIsExpectedOverMeasured) {
   EXPECT_GT((*slow)->totals().Ratio(), 100);
 }
 
+// Every check is the same work: the first runs rounds of the plan's linears until its min_s
+// has passed; the later ones run as many rounds, whatever their min_s, so the totals' ratio is
+// the harmonic mean of the checks' speeds (the weighting of a mean step time).
+TEST(SpeedCheck, EveryCheckRunsTheFirstChecksRounds) {
+  auto be = MakeCpuBackend(size_t{1} << 20, 1);
+  ASSERT_TRUE(be.ok()) << be.status().ToString();
+  auto c = SpeedCheck::Create(be->get(), SmallPlan(), CpuProfile(1e9));
+  ASSERT_TRUE(c.ok());
+  ASSERT_NE(*c, nullptr);
+  EXPECT_EQ((*c)->rounds(), 0);
+  double round_s = 0;
+  for (const SpeedCheck::Linear& l : SpeedCheck::PlanLinears(SmallPlan(), CpuProfile(1e9))) round_s += l.expected_s;
+  (*c)->Run(0.005);
+  const int rounds = (*c)->rounds();
+  EXPECT_GE(rounds, 1);
+  EXPECT_GE((*c)->totals().measured_s, 0.005);
+  EXPECT_NEAR((*c)->totals().expected_s, rounds * round_s, 1e-9 * rounds * round_s);
+  (*c)->Run(0.0);  // the same rounds, not one
+  (*c)->Run(1.0);  // nor a second's worth
+  EXPECT_EQ((*c)->rounds(), rounds);
+  EXPECT_EQ((*c)->totals().checks, 3);
+  EXPECT_NEAR((*c)->totals().expected_s, 3 * rounds * round_s, 3e-9 * rounds * round_s);
+  EXPECT_LT((*c)->totals().measured_s, 0.9);
+}
+
 // Each check also copies SpeedCheck::kMemoryCheckBytes against the profile's host memory
 // bandwidth: a profile 1000x faster than any memory finds it far slower, one 1000x slower far
 // faster; without the bandwidth there is no memory check.
