@@ -82,7 +82,7 @@ TEST(SpeedCheck, RatioIsExpectedOverMeasured) {
   (*fast)->Run(0.002);
   const SpeedTotals& t = (*fast)->totals();
   EXPECT_EQ(t.checks, 2);
-  EXPECT_GT(t.measured_s, 0.004);
+  EXPECT_GT(t.measured_s, 0.002);  // the first check at least its min_s; the second its rounds
   EXPECT_LT(t.Ratio(), 0.01);
   EXPECT_GT(t.Ratio(), 0);
   EXPECT_LE(t.min, t.Ratio());
