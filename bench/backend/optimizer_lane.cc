@@ -1,0 +1,167 @@
+// The NVMe lane's optimizer traffic against the profile's lane curves, side by side.
+//
+// zrun's optimizer step with states on NVMe reads each parameter group's arrays (params,
+// grads, m, v: one extent each in the rank's swap file, NvmeStore, CRC-32C checked) as one
+// batch, runs Adam, and writes params, m and v back as another batch, on one lane thread, group
+// after group. The profile's lane curves time a read of B bytes then a write of B bytes at
+// one offset of a plain file (TimeLanePair). This bench runs both on this machine in
+// alternating rounds, on the same store settings, and prints their rates by bytes moved:
+//
+//   build/bench/backend/optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS]
+//     defaults: 1050624 (cpu-medium's mlp.fc shard at one rank), 4096, 4, 6
+//
+// "batch" is zrun's pattern over 8 groups (4 arrays read, 3 written); "pair" is the curve's,
+// one read then one write of the batch's read bytes. Run on a quiet machine.
+//
+// On the 2-core VM (2026-12-07, cpu-medium's mlp.fc group, block 4 MiB, depth 4, four runs
+// of 4-6 rounds): batch / pair 1.09, 1.03, 0.95, 1.01 reading and 1.21, 1.13, 1.15, 1.28
+// writing, while the drive itself moved between 1.2 and 1.5 GB/s reading from one run to the
+// next. zrun's batches are no slower than the pairs the curves are made of: where a run's
+// optimizer reads came out at 0.7x the profile's curve (medium-allnvme-r1, matrix v48) the
+// drive had moved, not the pattern (docs/performance-model.md, the seventeenth session).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "executor/storage/lane_pair.h"
+#include "executor/storage/nvme_store.h"
+#include "executor/storage/pinned_host_pool.h"
+#include "executor/storage/store_factory.h"
+#include "planner/profile/timing.h"  // Median
+
+namespace zinf {
+namespace {
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "optimizer_lane: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds) {
+  constexpr int kGroups = 8, kRead = 4, kWrite = 3;
+  const uint64_t bytes = elems * 4, padded = (bytes + 4095) / 4096 * 4096;
+  auto pool = PinnedHostPool::Create(3 * kRead * padded + (uint64_t{4} << 20), /*lock=*/true);
+  if (!pool.ok()) return Fail(pool.status());
+  std::vector<PinnedBuffer> bufs;
+  for (int a = 0; a < kRead; ++a) {
+    auto b = (*pool)->AllocBuffer(padded);
+    if (!b.ok()) return Fail(b.status());
+    std::memset(b->data(), a + 1, padded);
+    bufs.push_back(std::move(*b));
+  }
+  auto rb = (*pool)->AllocBuffer(kRead * padded), wb = (*pool)->AllocBuffer(kRead * padded);
+  if (!rb.ok() || !wb.ok()) return Fail(rb.ok() ? wb.status() : rb.status());
+  std::memset(wb->data(), 7, kRead * padded);
+
+  NvmeStoreOptions no;
+  no.dir = dir;
+  no.rank = 90;  // beside any zrun rank's swap file
+  no.io.block_size_bytes = block;
+  no.io.queue_depth = depth;
+  auto store = NvmeStore::Create(no, pool->get());
+  if (!store.ok()) return Fail(store.status());
+  NvmeStore& ns = **store;
+  std::vector<std::string> names;
+  for (int g = 0; g < kGroups; ++g)
+    for (int a = 0; a < kRead; ++a) {
+      names.push_back(fmt::format("g{}.a{}", g, a));
+      if (auto e = ns.Allocate(names.back(), bytes); !e.ok()) return Fail(e.status());
+      if (Status s = ns.Write(names.back(), bufs[static_cast<size_t>(a)].data()); !s.ok()) return Fail(s);
+    }
+
+  StorageOptions so;
+  so.block_size_bytes = block;
+  so.queue_depth = depth;
+  const std::string path = dir + "/zinf-optimizer-lane.dat";
+  const uint64_t file = uint64_t{kGroups} * kRead * padded;
+  auto os = OpenStore(path, so, StoreBackend::kAuto, pool->get(), /*truncate=*/true);
+  if (!os.ok()) return Fail(os.status());
+  Storage& st = *os->store;
+  for (uint64_t off = 0; off + kRead * padded <= file; off += kRead * padded)
+    if (Status s = st.Write(off, wb->data(), kRead * padded); !s.ok()) return Fail(s);
+
+  std::vector<double> batch_r, batch_w, pair_r, pair_w;
+  uint64_t pair_i = 0;
+  for (int r = 0; r < rounds; ++r) {
+    double rs = 0, ws = 0;
+    for (int g = 0; g < kGroups; ++g) {
+      std::vector<IoTicket> t;
+      double t0 = Now();
+      for (int a = 0; a < kRead; ++a) {
+        auto k = ns.ReadAsync(names[static_cast<size_t>(g * kRead + a)], bufs[static_cast<size_t>(a)].data());
+        if (!k.ok()) return Fail(k.status());
+        t.push_back(*k);
+      }
+      for (IoTicket k : t)
+        if (Status s = ns.Wait(k); !s.ok()) return Fail(s);
+      rs += Now() - t0;
+      t.clear();
+      t0 = Now();
+      for (int a : {0, 2, 3}) {
+        auto k = ns.WriteAsync(names[static_cast<size_t>(g * kRead + a)], bufs[static_cast<size_t>(a)].data());
+        if (!k.ok()) return Fail(k.status());
+        t.push_back(*k);
+      }
+      for (IoTicket k : t)
+        if (Status s = ns.Wait(k); !s.ok()) return Fail(s);
+      ws += Now() - t0;
+    }
+    batch_r.push_back(static_cast<double>(kGroups * kRead * bytes) / rs);
+    batch_w.push_back(static_cast<double>(kGroups * kWrite * bytes) / ws);
+    // The curve's pattern: a read of the batch's bytes, then a write (TimeLanePair: equal
+    // sizes; the read's bytes, as the simulator costs a batch's read from the curve).
+    double prs = 0, pws = 0;
+    for (int g = 0; g < kGroups; ++g) {
+      auto p = TimeLanePair(st, rb->data(), wb->data(), kRead * padded, file, pair_i++);
+      if (!p.ok()) return Fail(p.status());
+      prs += p->read_s;
+      pws += p->write_s;
+    }
+    pair_r.push_back(static_cast<double>(kGroups * kRead * padded) / prs);
+    pair_w.push_back(static_cast<double>(kGroups * kRead * padded) / pws);
+    std::printf("round %d/%d: batch read %.2f GB/s, write %.2f GB/s; pair read %.2f GB/s, write %.2f GB/s\n", r + 1, rounds,
+                batch_r.back() / 1e9, batch_w.back() / 1e9, pair_r.back() / 1e9, pair_w.back() / 1e9);
+  }
+  os->store.reset();
+  std::remove(path.c_str());
+  std::printf("median over %d rounds (%s, block %llu KiB, depth %u; group %llu elems, %d groups): batch read %.2f GB/s, write "
+              "%.2f GB/s; pair read %.2f GB/s, write %.2f GB/s; batch / pair: read %.2f, write %.2f\n",
+              rounds, ns.backend(), static_cast<unsigned long long>(block >> 10), depth, static_cast<unsigned long long>(elems),
+              kGroups, Median(batch_r) / 1e9, Median(batch_w) / 1e9, Median(pair_r) / 1e9, Median(pair_w) / 1e9,
+              Median(batch_r) / Median(pair_r), Median(batch_w) / Median(pair_w));
+  return 0;
+}
+
+}  // namespace
+}  // namespace zinf
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::printf("usage: optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS]\n"
+                "  zrun's optimizer NVMe batches (4 arrays read, 3 written a group, NvmeStore) against the lane curves'\n"
+                "  read/write pairs (TimeLanePair), alternating rounds; defaults 1050624 4096 4 6\n");
+    return argc < 2 ? 2 : 0;
+  }
+  auto num = [&](int i, unsigned long long def, unsigned long long lo, unsigned long long hi) -> long long {
+    if (argc <= i) return static_cast<long long>(def);
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || v < lo || v > hi) {
+      std::fprintf(stderr, "optimizer_lane: argument %d '%s' must be in %llu..%llu\n", i, argv[i], lo, hi);
+      return -1;
+    }
+    return static_cast<long long>(v);
+  };
+  const long long elems = num(2, 1050624, 1024, 1ull << 26), block = num(3, 4096, 4, 65536), depth = num(4, 4, 1, 256),
+                  rounds = num(5, 6, 1, 1000);
+  if (elems < 0 || block < 0 || depth < 0 || rounds < 0) return 2;
+  return zinf::Run(argv[1], static_cast<uint64_t>(elems), static_cast<uint64_t>(block) << 10, static_cast<uint32_t>(depth),
+                   static_cast<int>(rounds));
+}
