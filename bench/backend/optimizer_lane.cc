@@ -7,18 +7,19 @@
 // one offset of a plain file (TimeLanePair). This bench runs both on this machine in
 // alternating rounds, on the same store settings, and prints their rates by bytes moved:
 //
-//   build/bench/backend/optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS]
-//     defaults: 1050624 (cpu-medium's mlp.fc shard at one rank), 4096, 4, 6
+//   build/bench/backend/optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]
+//     defaults: 1050624 (cpu-medium's mlp.fc shard at one rank), 4096, 4, 6, 8
+//     (ZINF_OPTIMIZER_LANE_EACH=1 prints every group's batch rates)
 //
-// "batch" is zrun's pattern over 8 groups (4 arrays read, 3 written); "pair" is the curve's,
+// "batch" is zrun's pattern over GROUPS groups (4 arrays read, 3 written); "pair" is the curve's,
 // one read then one write of the batch's read bytes. Run on a quiet machine.
 //
-// On the 2-core VM (2026-12-07, cpu-medium's mlp.fc group, block 4 MiB, depth 4, four runs
-// of 4-6 rounds): batch / pair 1.09, 1.03, 0.95, 1.01 reading and 1.21, 1.13, 1.15, 1.28
-// writing, while the drive itself moved between 1.2 and 1.5 GB/s reading from one run to the
-// next. zrun's batches are no slower than the pairs the curves are made of: where a run's
-// optimizer reads came out at 0.7x the profile's curve (medium-allnvme-r1, matrix v48) the
-// drive had moved, not the pattern (docs/performance-model.md, the seventeenth session).
+// On the 2-core VM (2026-12-07, cpu-medium's mlp.fc group, block 4 MiB, depth 4 and 32, eight
+// runs of 2-6 rounds): batch / pair 0.95-1.22 reading and 1.13-1.31 writing, steady over 24
+// groups in a row, while the drive itself moved between 1.2 and 1.6 GB/s reading from one run
+// to the next. zrun's batches are no slower than the pairs the curves are made of: beside a
+// medium-allnvme-r1 run in the same minutes the bench read 1.36-1.42 GB/s and zrun's groups
+// 1.36 (docs/performance-model.md, the seventeenth session).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -44,8 +45,9 @@ int Fail(const Status& s) {
   return 1;
 }
 
-int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds) {
-  constexpr int kGroups = 8, kRead = 4, kWrite = 3;
+int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds, int kGroups) {
+  constexpr int kRead = 4, kWrite = 3;
+  const bool each = std::getenv("ZINF_OPTIMIZER_LANE_EACH") != nullptr;
   const uint64_t bytes = elems * 4, padded = (bytes + 4095) / 4096 * 4096;
   auto pool = PinnedHostPool::Create(3 * kRead * padded + (uint64_t{4} << 20), /*lock=*/true);
   if (!pool.ok()) return Fail(pool.status());
@@ -101,7 +103,8 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       }
       for (IoTicket k : t)
         if (Status s = ns.Wait(k); !s.ok()) return Fail(s);
-      rs += Now() - t0;
+      const double read_s = Now() - t0;
+      rs += read_s;
       t.clear();
       t0 = Now();
       for (int a : {0, 2, 3}) {
@@ -112,6 +115,9 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       for (IoTicket k : t)
         if (Status s = ns.Wait(k); !s.ok()) return Fail(s);
       ws += Now() - t0;
+      if (each)
+        std::printf("  group %d: read %.2f GB/s, write %.2f GB/s\n", g, static_cast<double>(kRead * bytes) / read_s / 1e9,
+                    static_cast<double>(kWrite * bytes) / (Now() - t0) / 1e9);
     }
     batch_r.push_back(static_cast<double>(kGroups * kRead * bytes) / rs);
     batch_w.push_back(static_cast<double>(kGroups * kWrite * bytes) / ws);
@@ -144,9 +150,10 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::printf("usage: optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS]\n"
+    std::printf("usage: optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]\n"
                 "  zrun's optimizer NVMe batches (4 arrays read, 3 written a group, NvmeStore) against the lane curves'\n"
-                "  read/write pairs (TimeLanePair), alternating rounds; defaults 1050624 4096 4 6\n");
+                "  read/write pairs (TimeLanePair), alternating rounds; defaults 1050624 4096 4 6 8\n"
+                "  (ZINF_OPTIMIZER_LANE_EACH=1: every group's batch rates too)\n");
     return argc < 2 ? 2 : 0;
   }
   auto num = [&](int i, unsigned long long def, unsigned long long lo, unsigned long long hi) -> long long {
@@ -160,8 +167,8 @@ int main(int argc, char** argv) {
     return static_cast<long long>(v);
   };
   const long long elems = num(2, 1050624, 1024, 1ull << 26), block = num(3, 4096, 4, 65536), depth = num(4, 4, 1, 256),
-                  rounds = num(5, 6, 1, 1000);
-  if (elems < 0 || block < 0 || depth < 0 || rounds < 0) return 2;
+                  rounds = num(5, 6, 1, 1000), groups = num(6, 8, 1, 256);
+  if (elems < 0 || block < 0 || depth < 0 || rounds < 0 || groups < 0) return 2;
   return zinf::Run(argv[1], static_cast<uint64_t>(elems), static_cast<uint64_t>(block) << 10, static_cast<uint32_t>(depth),
-                   static_cast<int>(rounds));
+                   static_cast<int>(rounds), static_cast<int>(groups));
 }
