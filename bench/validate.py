@@ -59,6 +59,9 @@ speed; the collectives' and idle time on the rank's queue) beside rank 0's threa
 and the ranks a core times that CPU against the measured step (bench/cpu_split.py): ranks that
 take turns on a core take about that long. Targets (issue 5): mean < 5%, max < 10%; memory per tier
 within 5%. Run it on a quiet machine: timings of other jobs' cores are not this plan's.
+How close any model can come on a machine whose speed moves on its own is what
+bench/noise_floor.py measures (one long run of one plan; on the 2-core VM a perfect model met
+both targets in 18% of 3-repeat matrices drawn from it).
 """
 import argparse
 import csv
