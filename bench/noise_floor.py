@@ -16,14 +16,16 @@ with no error of its own would still show, calibrated C seconds' worth just befo
 seconds. It also prints the error of predicting every R-second window from the whole trace's
 mean step (a profile that somehow knew the machine's long-run average).
 
-On the 2-core VM this project is validated on (2026-12-07), a 200 s run of the small plan
-(4000 steps) moved between 44-46 ms and 58-62 ms steps, in states of 10-60 s: calibrated
-1.5 s before a 20 s run, that floor was 7.7% mean and 20% at the 90th percentile; the
-long-run mean predicted 20 s windows within 8.2% (mean). bench/validate.py's targets (mean
-under 5%, max under 10% across its configurations) sit under that floor for single runs:
-drawing a 10-configuration matrix's runs from it, a perfect model met both targets in 1% of
-matrices with one run a configuration, 18% with the median of 3 (mean 4.5%, max 13.0% in the
-median matrix), 43% with 5 (docs/performance-model.md).
+The floor is the plan's as much as the machine's. On the 2-core VM this project is validated
+on (2026-12-07), two 200 s runs of the small plan (4000 steps) moved between 44-46 ms and
+58-62 ms steps, in states of 10-60 s: calibrated 1.5 s before a 20 s run, that floor was
+7.7% and 6.3% mean, 20% and 18% at the 90th percentile. A 200 s run of cpu-medium's
+medium-none-tile2-ck-r1 plan between them held its step within a few percent: 1.5% mean.
+The matrix odds draw every configuration's runs from all the traces given, pooled; with the
+small plan's traces alone a perfect model met bench/validate.py's targets (mean under 5%,
+max under 10%) in 18-39% of 3-repeat matrices; drawing five configurations from the small
+traces and five from the medium one (as validate.py's matrix is made), in 55% (mean 2.3%,
+max 9.5% in the median matrix) (docs/performance-model.md, the seventeenth session).
 
 With --plan, runs zrun first (one rank, no speed checks: they are not steps but they pass
 time between them), writing to --out (default: a temporary directory), then reads its
