@@ -9,7 +9,8 @@
 //
 //   build/bench/backend/optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]
 //     defaults: 1050624 (cpu-medium's mlp.fc shard at one rank), 4096, 4, 6, 8
-//     (ZINF_OPTIMIZER_LANE_EACH=1 prints every group's batch rates)
+//     (ZINF_OPTIMIZER_LANE_EACH=1 prints every group's batch rates; ZINF_OPTIMIZER_LANE_DATA=
+//     unique (default), const or probe: what the writes carry, see Fill)
 //
 // "batch" is zrun's pattern over GROUPS groups (4 arrays read, 3 written); "pair" is the curve's,
 // one read then one write of the batch's read bytes. Run on a quiet machine.
@@ -19,7 +20,10 @@
 // groups in a row, while the drive itself moved between 1.2 and 1.6 GB/s reading from one run
 // to the next. zrun's batches are no slower than the pairs the curves are made of: beside a
 // medium-allnvme-r1 run in the same minutes the bench read 1.36-1.42 GB/s and zrun's groups
-// 1.36 (docs/performance-model.md, the seventeenth session).
+// 1.36. What the writes carry made no difference: six runs alternating unique, probe-pattern
+// and constant data read 1.46, 2.11, 2.19 then 2.11, 1.32, 1.33 GB/s in pairs; the drive
+// switched between about 1.3 and 2.1 GB/s within the minute (docs/performance-model.md, the
+// seventeenth session).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -40,6 +44,27 @@ namespace {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// What the writes carry (ZINF_OPTIMIZER_LANE_DATA): "unique" (default) a fresh xorshift fill
+// before every write, untimed, like zrun's states; "const" one byte value; "probe" the NVMe
+// probe's pattern (the same 64-bit sequence in every transfer).
+void Fill(void* p, uint64_t bytes, const std::string& mode, uint64_t seed) {
+  uint64_t* w = static_cast<uint64_t*>(p);
+  const uint64_t n = bytes / 8;
+  if (mode == "const") {
+    std::memset(p, 7, bytes);
+  } else if (mode == "probe") {
+    for (uint64_t i = 0; i < n; ++i) w[i] = i * 0x9e3779b97f4a7c15ull + 1;
+  } else {
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+    for (uint64_t i = 0; i < n; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w[i] = x;
+    }
+  }
+}
+
 int Fail(const Status& s) {
   std::fprintf(stderr, "optimizer_lane: %s\n", s.ToString().c_str());
   return 1;
@@ -48,6 +73,13 @@ int Fail(const Status& s) {
 int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds, int kGroups) {
   constexpr int kRead = 4, kWrite = 3;
   const bool each = std::getenv("ZINF_OPTIMIZER_LANE_EACH") != nullptr;
+  const char* data_env = std::getenv("ZINF_OPTIMIZER_LANE_DATA");
+  const std::string data = data_env ? data_env : "unique";
+  if (data != "unique" && data != "const" && data != "probe") {
+    std::fprintf(stderr, "optimizer_lane: ZINF_OPTIMIZER_LANE_DATA '%s': unique, const or probe\n", data.c_str());
+    return 2;
+  }
+  uint64_t seed = 1;
   const uint64_t bytes = elems * 4, padded = (bytes + 4095) / 4096 * 4096;
   auto pool = PinnedHostPool::Create(3 * kRead * padded + (uint64_t{4} << 20), /*lock=*/true);
   if (!pool.ok()) return Fail(pool.status());
@@ -55,12 +87,12 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   for (int a = 0; a < kRead; ++a) {
     auto b = (*pool)->AllocBuffer(padded);
     if (!b.ok()) return Fail(b.status());
-    std::memset(b->data(), a + 1, padded);
+    Fill(b->data(), padded, data, seed++);
     bufs.push_back(std::move(*b));
   }
   auto rb = (*pool)->AllocBuffer(kRead * padded), wb = (*pool)->AllocBuffer(kRead * padded);
   if (!rb.ok() || !wb.ok()) return Fail(rb.ok() ? wb.status() : rb.status());
-  std::memset(wb->data(), 7, kRead * padded);
+  Fill(wb->data(), kRead * padded, data, seed++);
 
   NvmeStoreOptions no;
   no.dir = dir;
@@ -75,6 +107,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
     for (int a = 0; a < kRead; ++a) {
       names.push_back(fmt::format("g{}.a{}", g, a));
       if (auto e = ns.Allocate(names.back(), bytes); !e.ok()) return Fail(e.status());
+      if (data == "unique") Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);
       if (Status s = ns.Write(names.back(), bufs[static_cast<size_t>(a)].data()); !s.ok()) return Fail(s);
     }
 
@@ -86,8 +119,10 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   auto os = OpenStore(path, so, StoreBackend::kAuto, pool->get(), /*truncate=*/true);
   if (!os.ok()) return Fail(os.status());
   Storage& st = *os->store;
-  for (uint64_t off = 0; off + kRead * padded <= file; off += kRead * padded)
+  for (uint64_t off = 0; off + kRead * padded <= file; off += kRead * padded) {
+    if (data == "unique") Fill(wb->data(), kRead * padded, data, seed++);
     if (Status s = st.Write(off, wb->data(), kRead * padded); !s.ok()) return Fail(s);
+  }
 
   std::vector<double> batch_r, batch_w, pair_r, pair_w;
   uint64_t pair_i = 0;
@@ -106,6 +141,8 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       const double read_s = Now() - t0;
       rs += read_s;
       t.clear();
+      if (data == "unique")  // Adam's new values, untimed
+        for (int a : {0, 2, 3}) Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);
       t0 = Now();
       for (int a : {0, 2, 3}) {
         auto k = ns.WriteAsync(names[static_cast<size_t>(g * kRead + a)], bufs[static_cast<size_t>(a)].data());
@@ -125,6 +162,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
     // sizes; the read's bytes, as the simulator costs a batch's read from the curve).
     double prs = 0, pws = 0;
     for (int g = 0; g < kGroups; ++g) {
+      if (data == "unique") Fill(wb->data(), kRead * padded, data, seed++);
       auto p = TimeLanePair(st, rb->data(), wb->data(), kRead * padded, file, pair_i++);
       if (!p.ok()) return Fail(p.status());
       prs += p->read_s;
@@ -153,7 +191,7 @@ int main(int argc, char** argv) {
     std::printf("usage: optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]\n"
                 "  zrun's optimizer NVMe batches (4 arrays read, 3 written a group, NvmeStore) against the lane curves'\n"
                 "  read/write pairs (TimeLanePair), alternating rounds; defaults 1050624 4096 4 6 8\n"
-                "  (ZINF_OPTIMIZER_LANE_EACH=1: every group's batch rates too)\n");
+                "  (ZINF_OPTIMIZER_LANE_EACH=1: every group's batch rates too; ZINF_OPTIMIZER_LANE_DATA=unique|const|probe)\n");
     return argc < 2 ? 2 : 0;
   }
   auto num = [&](int i, unsigned long long def, unsigned long long lo, unsigned long long hi) -> long long {
