@@ -10,7 +10,8 @@
 //   build/bench/backend/optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]
 //     defaults: 1050624 (cpu-medium's mlp.fc shard at one rank), 4096, 4, 6, 8
 //     (ZINF_OPTIMIZER_LANE_EACH=1 prints every group's batch rates; ZINF_OPTIMIZER_LANE_DATA=
-//     unique (default), const or probe: what the writes carry, see Fill)
+//     unique (default), const or probe: what the writes carry, see Fill; ZINF_OPTIMIZER_LANE_PRELUDE=1:
+//     every other round's pairs right after the probe's smaller lane sizes)
 //
 // "batch" is zrun's pattern over GROUPS groups (4 arrays read, 3 written); "pair" is the curve's,
 // one read then one write of the batch's read bytes. Run on a quiet machine.
@@ -26,6 +27,7 @@
 // seventeenth session).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +82,10 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
     return 2;
   }
   uint64_t seed = 1;
+  // ZINF_OPTIMIZER_LANE_PRELUDE=1: every other round's pairs come right after the NVMe probe's
+  // smaller lane points (64 KiB .. 4 MiB pairs, 32 MiB each way a size, untimed), as its
+  // 16 MiB point does in MeasureLane; their rates are reported apart.
+  const bool prelude = std::getenv("ZINF_OPTIMIZER_LANE_PRELUDE") != nullptr;
   const uint64_t bytes = elems * 4, padded = (bytes + 4095) / 4096 * 4096;
   auto pool = PinnedHostPool::Create(3 * kRead * padded + (uint64_t{4} << 20), /*lock=*/true);
   if (!pool.ok()) return Fail(pool.status());
@@ -124,7 +130,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
     if (Status s = st.Write(off, wb->data(), kRead * padded); !s.ok()) return Fail(s);
   }
 
-  std::vector<double> batch_r, batch_w, pair_r, pair_w;
+  std::vector<double> batch_r, batch_w, pair_r, pair_w, prelude_r, prelude_w;
   uint64_t pair_i = 0;
   for (int r = 0; r < rounds; ++r) {
     double rs = 0, ws = 0;
@@ -160,6 +166,14 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
     batch_w.push_back(static_cast<double>(kGroups * kWrite * bytes) / ws);
     // The curve's pattern: a read of the batch's bytes, then a write (TimeLanePair: equal
     // sizes; the read's bytes, as the simulator costs a batch's read from the curve).
+    const bool after_prelude = prelude && r % 2 == 1;
+    if (after_prelude) {
+      for (uint64_t b : {uint64_t{64} << 10, uint64_t{256} << 10, uint64_t{1} << 20, uint64_t{4} << 20}) {
+        const int n = static_cast<int>(std::max<uint64_t>(4, (uint64_t{32} << 20) / b));
+        for (int j = 0; j < n; ++j)
+          if (auto p = TimeLanePair(st, rb->data(), wb->data(), b, file, pair_i++); !p.ok()) return Fail(p.status());
+      }
+    }
     double prs = 0, pws = 0;
     for (int g = 0; g < kGroups; ++g) {
       if (data == "unique") Fill(wb->data(), kRead * padded, data, seed++);
@@ -168,10 +182,11 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       prs += p->read_s;
       pws += p->write_s;
     }
-    pair_r.push_back(static_cast<double>(kGroups * kRead * padded) / prs);
-    pair_w.push_back(static_cast<double>(kGroups * kRead * padded) / pws);
-    std::printf("round %d/%d: batch read %.2f GB/s, write %.2f GB/s; pair read %.2f GB/s, write %.2f GB/s\n", r + 1, rounds,
-                batch_r.back() / 1e9, batch_w.back() / 1e9, pair_r.back() / 1e9, pair_w.back() / 1e9);
+    const double pr = static_cast<double>(kGroups * kRead * padded) / prs, pw = static_cast<double>(kGroups * kRead * padded) / pws;
+    (after_prelude ? prelude_r : pair_r).push_back(pr);
+    (after_prelude ? prelude_w : pair_w).push_back(pw);
+    std::printf("round %d/%d: batch read %.2f GB/s, write %.2f GB/s; pair%s read %.2f GB/s, write %.2f GB/s\n", r + 1, rounds,
+                batch_r.back() / 1e9, batch_w.back() / 1e9, after_prelude ? " (after the smaller sizes)" : "", pr / 1e9, pw / 1e9);
   }
   os->store.reset();
   std::remove(path.c_str());
@@ -180,6 +195,11 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
               rounds, ns.backend(), static_cast<unsigned long long>(block >> 10), depth, static_cast<unsigned long long>(elems),
               kGroups, Median(batch_r) / 1e9, Median(batch_w) / 1e9, Median(pair_r) / 1e9, Median(pair_w) / 1e9,
               Median(batch_r) / Median(pair_r), Median(batch_w) / Median(pair_w));
+  if (!prelude_r.empty())
+    std::printf("pairs right after the smaller sizes: read %.2f GB/s, write %.2f GB/s (median of %zu rounds): x%.2f and x%.2f the "
+                "other rounds' pairs\n",
+                Median(prelude_r) / 1e9, Median(prelude_w) / 1e9, prelude_r.size(), Median(prelude_r) / Median(pair_r),
+                Median(prelude_w) / Median(pair_w));
   return 0;
 }
 
@@ -191,7 +211,8 @@ int main(int argc, char** argv) {
     std::printf("usage: optimizer_lane DIR [GROUP_ELEMS] [BLOCK_KIB] [DEPTH] [ROUNDS] [GROUPS]\n"
                 "  zrun's optimizer NVMe batches (4 arrays read, 3 written a group, NvmeStore) against the lane curves'\n"
                 "  read/write pairs (TimeLanePair), alternating rounds; defaults 1050624 4096 4 6 8\n"
-                "  (ZINF_OPTIMIZER_LANE_EACH=1: every group's batch rates too; ZINF_OPTIMIZER_LANE_DATA=unique|const|probe)\n");
+                "  (ZINF_OPTIMIZER_LANE_EACH=1: every group's batch rates too; ZINF_OPTIMIZER_LANE_DATA=unique|const|probe;\n"
+                "  ZINF_OPTIMIZER_LANE_PRELUDE=1: every other round's pairs after the probe's smaller lane sizes)\n");
     return argc < 2 ? 2 : 0;
   }
   auto num = [&](int i, unsigned long long def, unsigned long long lo, unsigned long long hi) -> long long {
