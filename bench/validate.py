@@ -120,6 +120,11 @@ def error_summary(rows, key):
     return f"mean |error| {sum(e) / len(e):.1f}%, max {max(e):.1f}%"
 
 
+def span(rows, key):
+    """'LO..HIx': the range of the rows' `key` (a speed against the profile's)."""
+    return f"{min(r[key] for r in rows):.2f}..{max(r[key] for r in rows):.2f}x"
+
+
 def err(measured, predicted):
     return 100.0 * (measured - predicted) / predicted if predicted > 0 else float("nan")
 
@@ -472,14 +477,12 @@ def main():
     cal_rows = [r for r in rows if "error_uncal_pct" in r]
     if cal_rows:
         uncal = (f"the same plans at the profile's own speed, without the calibration ({len(cal_rows)} configurations): "
-                 f"{error_summary(cal_rows, 'error_uncal_pct')}; calibrated speeds "
-                 f"{min(r['calibrated_speed'] for r in cal_rows):.2f}..{max(r['calibrated_speed'] for r in cal_rows):.2f}x")
+                 f"{error_summary(cal_rows, 'error_uncal_pct')}; calibrated speeds {span(cal_rows, 'calibrated_speed')}")
         print(uncal)
     sp_rows = [r for r in rows if "error_at_speed_pct" in r]
     if sp_rows:
         at_speed = (f"at the compute speed zrun measured during each run ({len(sp_rows)} configurations): "
-                    f"{error_summary(sp_rows, 'error_at_speed_pct')}; speeds {min(r['compute_speed'] for r in sp_rows):.2f}.."
-                    f"{max(r['compute_speed'] for r in sp_rows):.2f}x the profile's")
+                    f"{error_summary(sp_rows, 'error_at_speed_pct')}; speeds {span(sp_rows, 'compute_speed')} the profile's")
         print(at_speed)
         at_drive = (f"at the compute and drive speeds zrun measured during each run (the drive's where it checked it: "
                     f"NVMe plans): {error_summary(sp_rows, 'error_at_drive_pct')}")
@@ -488,7 +491,7 @@ def main():
         if mem_rows:
             at_memory = (f"at the compute, memory and drive speeds zrun measured during each run ({len(mem_rows)} "
                          f"configurations): {error_summary(mem_rows, 'error_at_memory_pct')}; memory speeds "
-                         f"{min(r['memory_speed'] for r in mem_rows):.2f}..{max(r['memory_speed'] for r in mem_rows):.2f}x")
+                         f"{span(mem_rows, 'memory_speed')}")
             print(at_memory)
             at_drive += f"\n\n{at_memory}"
     end = "predicted_end_s" in rows[0]

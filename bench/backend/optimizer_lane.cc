@@ -46,9 +46,9 @@ namespace {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// What the writes carry (ZINF_OPTIMIZER_LANE_DATA): "unique" (default) a fresh xorshift fill
-// before every write, untimed, like zrun's states; "const" one byte value; "probe" the NVMe
-// probe's pattern (the same 64-bit sequence in every transfer).
+// What the writes carry (ZINF_OPTIMIZER_LANE_DATA), filled untimed before every write: "unique"
+// (default) a fresh xorshift sequence each time, like zrun's states; "const" one byte value;
+// "probe" the NVMe probe's pattern (the same 64-bit sequence in every transfer).
 void Fill(void* p, uint64_t bytes, const std::string& mode, uint64_t seed) {
   uint64_t* w = static_cast<uint64_t*>(p);
   const uint64_t n = bytes / 8;
@@ -72,7 +72,7 @@ int Fail(const Status& s) {
   return 1;
 }
 
-int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds, int kGroups) {
+int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, int rounds, int groups) {
   constexpr int kRead = 4, kWrite = 3;
   const bool each = std::getenv("ZINF_OPTIMIZER_LANE_EACH") != nullptr;
   const char* data_env = std::getenv("ZINF_OPTIMIZER_LANE_DATA");
@@ -93,12 +93,10 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   for (int a = 0; a < kRead; ++a) {
     auto b = (*pool)->AllocBuffer(padded);
     if (!b.ok()) return Fail(b.status());
-    Fill(b->data(), padded, data, seed++);
     bufs.push_back(std::move(*b));
   }
   auto rb = (*pool)->AllocBuffer(kRead * padded), wb = (*pool)->AllocBuffer(kRead * padded);
   if (!rb.ok() || !wb.ok()) return Fail(rb.ok() ? wb.status() : rb.status());
-  Fill(wb->data(), kRead * padded, data, seed++);
 
   NvmeStoreOptions no;
   no.dir = dir;
@@ -109,11 +107,11 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   if (!store.ok()) return Fail(store.status());
   NvmeStore& ns = **store;
   std::vector<std::string> names;
-  for (int g = 0; g < kGroups; ++g)
+  for (int g = 0; g < groups; ++g)
     for (int a = 0; a < kRead; ++a) {
       names.push_back(fmt::format("g{}.a{}", g, a));
       if (auto e = ns.Allocate(names.back(), bytes); !e.ok()) return Fail(e.status());
-      if (data == "unique") Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);
+      Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);
       if (Status s = ns.Write(names.back(), bufs[static_cast<size_t>(a)].data()); !s.ok()) return Fail(s);
     }
 
@@ -121,12 +119,12 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   so.block_size_bytes = block;
   so.queue_depth = depth;
   const std::string path = dir + "/zinf-optimizer-lane.dat";
-  const uint64_t file = uint64_t{kGroups} * kRead * padded;
+  const uint64_t file = static_cast<uint64_t>(groups) * kRead * padded;
   auto os = OpenStore(path, so, StoreBackend::kAuto, pool->get(), /*truncate=*/true);
   if (!os.ok()) return Fail(os.status());
   Storage& st = *os->store;
   for (uint64_t off = 0; off + kRead * padded <= file; off += kRead * padded) {
-    if (data == "unique") Fill(wb->data(), kRead * padded, data, seed++);
+    Fill(wb->data(), kRead * padded, data, seed++);
     if (Status s = st.Write(off, wb->data(), kRead * padded); !s.ok()) return Fail(s);
   }
 
@@ -134,7 +132,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   uint64_t pair_i = 0;
   for (int r = 0; r < rounds; ++r) {
     double rs = 0, ws = 0;
-    for (int g = 0; g < kGroups; ++g) {
+    for (int g = 0; g < groups; ++g) {
       std::vector<IoTicket> t;
       double t0 = Now();
       for (int a = 0; a < kRead; ++a) {
@@ -147,8 +145,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       const double read_s = Now() - t0;
       rs += read_s;
       t.clear();
-      if (data == "unique")  // Adam's new values, untimed
-        for (int a : {0, 2, 3}) Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);
+      for (int a : {0, 2, 3}) Fill(bufs[static_cast<size_t>(a)].data(), padded, data, seed++);  // Adam's new values
       t0 = Now();
       for (int a : {0, 2, 3}) {
         auto k = ns.WriteAsync(names[static_cast<size_t>(g * kRead + a)], bufs[static_cast<size_t>(a)].data());
@@ -162,8 +159,8 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
         std::printf("  group %d: read %.2f GB/s, write %.2f GB/s\n", g, static_cast<double>(kRead * bytes) / read_s / 1e9,
                     static_cast<double>(kWrite * bytes) / (Now() - t0) / 1e9);
     }
-    batch_r.push_back(static_cast<double>(kGroups * kRead * bytes) / rs);
-    batch_w.push_back(static_cast<double>(kGroups * kWrite * bytes) / ws);
+    batch_r.push_back(static_cast<double>(groups * kRead * bytes) / rs);
+    batch_w.push_back(static_cast<double>(groups * kWrite * bytes) / ws);
     // The curve's pattern: a read of the batch's bytes, then a write (TimeLanePair: equal
     // sizes; the read's bytes, as the simulator costs a batch's read from the curve).
     const bool after_prelude = prelude && r % 2 == 1;
@@ -175,14 +172,14 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
       }
     }
     double prs = 0, pws = 0;
-    for (int g = 0; g < kGroups; ++g) {
-      if (data == "unique") Fill(wb->data(), kRead * padded, data, seed++);
+    for (int g = 0; g < groups; ++g) {
+      Fill(wb->data(), kRead * padded, data, seed++);
       auto p = TimeLanePair(st, rb->data(), wb->data(), kRead * padded, file, pair_i++);
       if (!p.ok()) return Fail(p.status());
       prs += p->read_s;
       pws += p->write_s;
     }
-    const double pr = static_cast<double>(kGroups * kRead * padded) / prs, pw = static_cast<double>(kGroups * kRead * padded) / pws;
+    const double pr = static_cast<double>(groups * kRead * padded) / prs, pw = static_cast<double>(groups * kRead * padded) / pws;
     (after_prelude ? prelude_r : pair_r).push_back(pr);
     (after_prelude ? prelude_w : pair_w).push_back(pw);
     std::printf("round %d/%d: batch read %.2f GB/s, write %.2f GB/s; pair%s read %.2f GB/s, write %.2f GB/s\n", r + 1, rounds,
@@ -193,7 +190,7 @@ int Run(const std::string& dir, uint64_t elems, uint64_t block, uint32_t depth, 
   std::printf("median over %d rounds (%s, block %llu KiB, depth %u; group %llu elems, %d groups): batch read %.2f GB/s, write "
               "%.2f GB/s; pair read %.2f GB/s, write %.2f GB/s; batch / pair: read %.2f, write %.2f\n",
               rounds, ns.backend(), static_cast<unsigned long long>(block >> 10), depth, static_cast<unsigned long long>(elems),
-              kGroups, Median(batch_r) / 1e9, Median(batch_w) / 1e9, Median(pair_r) / 1e9, Median(pair_w) / 1e9,
+              groups, Median(batch_r) / 1e9, Median(batch_w) / 1e9, Median(pair_r) / 1e9, Median(pair_w) / 1e9,
               Median(batch_r) / Median(pair_r), Median(batch_w) / Median(pair_w));
   if (!prelude_r.empty())
     std::printf("pairs right after the smaller sizes: read %.2f GB/s, write %.2f GB/s (median of %zu rounds): x%.2f and x%.2f the "
