@@ -2,7 +2,9 @@
 // mlock when possible, from which staging buffers (NVMe swap buffers, H2D/D2H staging)
 // are carved. Exceeding the capacity fails with OutOfMemory, like a real pinned budget.
 //
-// * The region is an anonymous mapping (MAP_NORESERVE); with lock=true it is mlock'ed
+// * The region is an anonymous mapping (MAP_NORESERVE); one of 2 MiB or more is 2 MiB-aligned
+//   and asks for transparent huge pages (MADV_HUGEPAGE: physically contiguous DMA targets, so
+//   an I/O block is a few virtio segments, not one per 4 KiB page); with lock=true it is mlock'ed
 //   at creation (which commits it). If mlock fails (RLIMIT_MEMLOCK, no CAP_IPC_LOCK)
 //   the pool still works unlocked: locked() is false and lock_error() says why.
 // * Alloc rounds sizes up to 4096 and returns 4096-aligned pointers (O_DIRECT-ready);
@@ -50,6 +52,7 @@ class PinnedBuffer {
 class PinnedHostPool {
  public:
   static constexpr uint64_t kAlignment = 4096;
+  static constexpr uint64_t kHugePage = uint64_t{2} << 20;  // x86-64's transparent huge page
 
   // capacity_bytes > 0 (rounded up to 4096). lock: try to mlock the region.
   static Result<std::unique_ptr<PinnedHostPool>> Create(uint64_t capacity_bytes, bool lock = true);
@@ -62,6 +65,9 @@ class PinnedHostPool {
   Status Free(void* ptr);
 
   bool locked() const { return locked_; }
+  // The region (at least kHugePage) was asked for transparent huge pages (madvise accepted;
+  // whether the kernel found them is its call: AnonHugePages in /proc/self/smaps).
+  bool huge_pages() const { return huge_pages_; }
   const std::string& lock_error() const { return lock_error_; }
   void* base() const { return base_; }
   uint64_t capacity_bytes() const { return capacity_; }
@@ -77,6 +83,7 @@ class PinnedHostPool {
   char* base_;
   uint64_t capacity_;
   bool locked_ = false;
+  bool huge_pages_ = false;
   std::string lock_error_;
   mutable std::mutex mu_;
   RangeAllocator alloc_;

@@ -93,6 +93,24 @@ TEST(PinnedHostPool, AlignedAllocWithCapacityAndPeak) {
   EXPECT_EQ(PinnedHostPool::Create(0).status().code(), Code::kInvalidArgument);
 }
 
+// A pool of a huge page or more starts on a huge-page boundary and asks for transparent huge
+// pages (whole, as mapped: its capacity is not rounded up to them); a smaller one does not.
+TEST(PinnedHostPool, LargePoolsAskForHugePages) {
+  const uint64_t cap = 3 * PinnedHostPool::kHugePage + 4096;
+  auto big = PinnedHostPool::Create(cap);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*big)->base()) % PinnedHostPool::kHugePage, 0u);
+  EXPECT_EQ((*big)->capacity_bytes(), cap);
+  EXPECT_TRUE((*big)->huge_pages());
+  auto a = (*big)->Alloc(cap);  // the whole capacity is usable, to its last byte
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  std::memset(*a, 0x5a, cap);
+  EXPECT_EQ(static_cast<unsigned char*>(*a)[cap - 1], 0x5a);
+  auto small = PinnedHostPool::Create(PinnedHostPool::kHugePage - 4096);
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE((*small)->huge_pages());
+}
+
 TEST(PinnedHostPool, UnlockedModeAndThreads) {
   auto p = PinnedHostPool::Create(4 << 20, /*lock=*/false);
   ASSERT_TRUE(p.ok());
