@@ -24,7 +24,10 @@
 // 1.36. What the writes carry made no difference: six runs alternating unique, probe-pattern
 // and constant data read 1.46, 2.11, 2.19 then 2.11, 1.32, 1.33 GB/s in pairs; the drive
 // switched between about 1.3 and 2.1 GB/s within the minute (docs/performance-model.md, the
-// seventeenth session).
+// seventeenth session). The draw was the buffers', not the drive's: a staging buffer on 4 KiB
+// pages reads at a rate set by how contiguous its pages happen to be (1.28-2.13 GB/s for four
+// buffers in one process, each steady), and since PinnedHostPool puts pools of 2 MiB or more
+// on transparent huge pages they read 2.1-2.5 (the eighteenth session).
 #include <fmt/format.h>
 
 #include <algorithm>
