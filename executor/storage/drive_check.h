@@ -40,9 +40,9 @@ class DriveCheck {
   DriveCheck(const DriveCheck&) = delete;
   DriveCheck& operator=(const DriveCheck&) = delete;
 
-  // One check: `transfers` reads and writes alternating at scattered offsets; adds the
-  // reads to read_totals() and the writes to write_totals(). An I/O error or a read that
-  // differs from what was written is returned.
+  // One check: an untimed pair to wake the lane, then `transfers` reads and writes
+  // alternating at scattered offsets; adds the reads to read_totals() and the writes to
+  // write_totals(). An I/O error or a read that differs from what was written is returned.
   Status Run();
   const SpeedTotals& read_totals() const { return read_; }
   const SpeedTotals& write_totals() const { return write_; }
