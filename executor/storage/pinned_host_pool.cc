@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/units.h"
+#include "executor/storage/storage.h"  // AlignUp
 
 namespace zinf {
 
@@ -36,7 +37,7 @@ PinnedHostPool::PinnedHostPool(void* base, uint64_t capacity)
 
 Result<std::unique_ptr<PinnedHostPool>> PinnedHostPool::Create(uint64_t capacity_bytes, bool lock) {
   if (capacity_bytes == 0) return InvalidArgument("pinned host pool: capacity must be > 0 bytes");
-  uint64_t cap = (capacity_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  uint64_t cap = AlignUp(capacity_bytes, kAlignment);
   // A pool of at least one huge page starts on a huge-page boundary and asks for transparent
   // huge pages before mlock commits it: a 4 MiB block whose pages are scattered takes up to
   // one virtio segment per 4 KiB page (254 a request here), so the block layer splits it,
@@ -51,11 +52,12 @@ Result<std::unique_ptr<PinnedHostPool>> PinnedHostPool::Create(uint64_t capacity
                                    std::strerror(err)));
   }
   char* p = static_cast<char*>(m);
-  if (huge) {  // keep the aligned cap bytes, give back the rest
-    char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + kHugePage - 1) / kHugePage * kHugePage);
-    if (aligned > p) munmap(p, static_cast<size_t>(aligned - p));
-    const uint64_t tail = span - static_cast<uint64_t>(aligned - p) - cap;
-    if (tail > 0) munmap(aligned + cap, tail);
+  if (huge) {  // keep the aligned cap bytes, give back the rest (the tail is never empty: mmap's
+               // address is page-aligned, so the head is under a huge page)
+    char* aligned = reinterpret_cast<char*>(AlignUp(reinterpret_cast<uintptr_t>(p), kHugePage));
+    const uint64_t head = static_cast<uint64_t>(aligned - p);
+    if (head > 0) munmap(p, head);
+    munmap(aligned + cap, span - head - cap);
     p = aligned;
   }
   std::unique_ptr<PinnedHostPool> pool(new PinnedHostPool(p, cap));
