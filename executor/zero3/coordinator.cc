@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "core/cpu_clock.h"
 #include "executor/backend/cpu/kernels.h"
@@ -301,14 +302,18 @@ Status Zero3Engine::ReleaseGrad(int group) {
   const bool first = !grad_written_[static_cast<size_t>(group)];
   grad_written_[static_cast<size_t>(group)] = true;
   pending_.push_back(comm_lane_->Submit([this, buf, sh, group, scale, first]() -> Status {
-    std::vector<float> part(sh.shard);
+    // This rank's part of the summed gradient. One rank: the gathered buffer is the part (a
+    // copy would be one more pass over it); several: the reduce-scatter's output, which it
+    // overwrites whole (so it is not zero-filled first).
+    std::unique_ptr<float[]> reduced;
+    const float* part = buf->as<float>();
     if (ranks_ > 1) {
-      ZINF_RETURN_IF_ERROR(comm_->ReduceScatter(buf->as<float>(), sh.shard, part.data()));
+      reduced.reset(new float[sh.shard]);
+      ZINF_RETURN_IF_ERROR(comm_->ReduceScatter(buf->as<float>(), sh.shard, reduced.get()));
       Count(&Zero3Stats::network_bytes, static_cast<double>(sh.shard * sizeof(float)) * (ranks_ - 1));
-    } else {
-      std::memcpy(part.data(), buf->as<float>(), sh.shard * sizeof(float));
+      part = reduced.get();
+      buf->reset();
     }
-    buf->reset();
     float* dst = grads_->Resident(group);
     PinnedBuffer stage;
     if (!dst) {  // NVMe: (read,) add, write
@@ -325,6 +330,7 @@ Status Zero3Engine::ReleaseGrad(int group) {
     } else {
       for (size_t i = 0; i < sh.shard; ++i) dst[i] += part[i] * scale;
     }
+    buf->reset();  // one rank: read until here
     if (stage) {
       Count(&Zero3Stats::nvme_write_bytes, static_cast<double>(sh.shard * sizeof(float)));
       return grads_->Write(group, stage.as<float>());

@@ -86,8 +86,8 @@ double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, dou
 
 double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes) {
   if (hw.backend != "cpu" || hw.h2d_bw <= 0) return 0.0;
-  const double copies = (k.dp() <= 1 ? 1.0 : 0.0) + (k.placement.grads == Tier::kDevice ? 1.0 : 0.0);
-  return copies * shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
+  if (k.placement.grads != Tier::kDevice) return 0.0;
+  return shard_bytes / hw.h2d_bw / CpuRankShare(hw, k);
 }
 
 namespace {

@@ -47,11 +47,11 @@ double CollectiveCpuTime(const HwProfile& hw, const PlanKnobs& k, double bytes, 
 // other backends.
 double NvmeCpuTime(const HwProfile& hw, const PlanKnobs& k, double requests, double bytes);
 
-// CPU backend: copies of one group's gradient shard of `shard_bytes` that the reduce lane
-// makes besides the reduce-scatter and the grad offload, on the cores: with one rank it copies
-// the gradient instead of reduce-scattering it, and with the grads on the device it writes the
-// (scaled) shard into them (off the device that write is the d2h). At the measured
-// single-thread copy rate (h2d); 0 on other backends.
+// CPU backend: the copy of one group's gradient shard of `shard_bytes` that the reduce lane
+// makes besides the reduce-scatter and the grad offload, on the cores: with the grads on the
+// device it writes the (scaled) shard into them (off the device that write is the d2h; with
+// one rank it reads the gathered gradient itself, with no reduce-scatter and no copy before).
+// At the measured single-thread copy rate (h2d); 0 on other backends.
 double GradHandOffTime(const HwProfile& hw, const PlanKnobs& k, double shard_bytes);
 
 // CPU backend, more ranks per node than cores: what each collective costs besides its own
