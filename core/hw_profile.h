@@ -82,6 +82,12 @@ struct HwProfile {
   // Optional: the forward alone, same key, y = forward FLOPs / forward time; with it the
   // backward is the rest of attention_curve's forward + backward time.
   std::vector<CurvePoint> attention_fwd_curve;
+  // Optional, CPU backend: a memory pass's rate over data the caches hold, by its working set
+  // (bytes of the tensors it touches): the executor's elementwise kernel (Backend::Add) run
+  // again and again over the same tensors, bytes read + written / time (its thread team's
+  // launch taken out). Falls to memory_bw's level beyond the last-level cache. Empty: every
+  // memory pass at memory_bw.
+  std::vector<CurvePoint> hot_pass_curve;
   // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
   // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
   double op_overhead_s = 0;
@@ -167,6 +173,9 @@ struct HwProfile {
   double AttentionRate(double flop) const;
   // Forward-only attention rate; 0 without attention_fwd_curve.
   double AttentionFwdRate(double flop) const;
+  // Bytes/s of a memory pass whose tensors (working_set bytes) were just written or read by
+  // the ops before it: hot_pass_curve at that size, memory_bw without the curve.
+  double HotPassBw(double working_set) const;
   // Rate of a linear's backward (2 x `flop`); gemm_curve's where no backward curve was measured.
   double GemmBwdRate(double flop, double tokens = 0) const;
   // Allgather bus bandwidth for a message of `bytes` (whole gathered buffer).

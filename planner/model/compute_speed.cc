@@ -27,6 +27,7 @@ HwProfile AtComputeSpeed(HwProfile hw, double speed, double memory_speed) {
                   &HwProfile::cross_entropy_bwd_elems_per_s})
     hw.*f *= speed;
   hw.memory_bw *= memory_speed;
+  Scale(hw.hot_pass_curve, memory_speed);
   for (Field f : {&HwProfile::op_overhead_s, &HwProfile::kernel_launch_s}) hw.*f /= speed;
   if (cpu) {
     // The collectives between a node's ranks (intra_node_bw, collective_latency_s and the

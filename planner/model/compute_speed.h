@@ -16,8 +16,9 @@ namespace zinf {
 // and the NVMe requests' CPU costs. The drive's bandwidth and latency, the network between
 // nodes, and other backends' collectives (their links, not the cores) are left as measured.
 // `memory_speed` (0: `speed`) scales instead what streams through memory: the memory passes'
-// bandwidth and, on the CPU backend, the copies, Adam, the collectives between a node's ranks
-// and the NVMe requests' per-byte CPU (zrun's memory checks measure it apart from the GEMMs:
+// bandwidth (memory_bw and hot_pass_curve) and, on the CPU backend, the copies, Adam, the
+// collectives between a node's ranks and the NVMe requests' per-byte CPU (zrun's memory
+// checks measure it apart from the GEMMs:
 // on a shared VM the two move independently).
 HwProfile AtComputeSpeed(HwProfile hw, double speed, double memory_speed = 0);
 

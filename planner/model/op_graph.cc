@@ -56,6 +56,10 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double bias = m.bias ? 1.0 : 0.0;
   const int tiles = static_cast<int>(k.tile_factor);
   const double ew_bw = std::max(hw.memory_bw, 1.0);
+  // A pass over tensors the op before it just wrote (the residual stream into a norm, a
+  // linear's output initialised before its GEMM, the incoming gradient summed for the bias):
+  // at the rate of a pass of that working set over cached data (memory_bw without the curve).
+  auto hot_pass_s = [&](double bytes, double working_set) { return bytes / std::max(hw.HotPassBw(working_set), 1.0); };
   std::vector<Op> ops;
   // CPU backend: the profile measured the whole CPU as its device(s); more ranks per node
   // than that share its cores, each at its share of the rate.
@@ -78,14 +82,15 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   // measured backward rate) and the bias gradient's pass over dY.
   auto linear = [&](int layer, const char* lname, double K, double N, bool residual) {
     const double flop = 2.0 * bs * K * N / tiles;
-    const double init_s = (residual ? 2.0 : 1.0) * bs * N / tiles * w / ew_bw + rows_par(N / tiles, 32768);
+    const double out_bytes = bs * N / tiles * w;
+    const double init_s = hot_pass_s((residual ? 2.0 : 1.0) * out_bytes, (residual ? 2.0 : 1.0) * out_bytes) + rows_par(N / tiles, 32768);
     for (int t = 0; t < tiles; ++t) {
       Op op;
       op.name = !with_names ? std::string() : tiles > 1 ? fmt::format("h{}.{}.tile{}", layer, lname, t) : fmt::format("h{}.{}", layer, lname);
       op.layer = layer;
       op.params = (K * N + bias * N) / tiles;
       op.fwd_s = flop / hw.GemmRate(flop, bs) + init_s;
-      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * (bs * N / tiles * w / ew_bw + cols_par(N / tiles, 32768));
+      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * (hot_pass_s(out_bytes, out_bytes) + cols_par(N / tiles, 32768));
       op.in_block = true;
       ops.push_back(op);
     }
@@ -101,8 +106,12 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
     ops.push_back(op);
   };
   const double norm_params = (m.norm == "layernorm" ? 2.0 : 1.0) * h;
+  // LayerNorm: forward over the residual stream just written (x in, y out); the backward
+  // reads the x its forward saved a pass earlier besides the incoming gradient, and stays at
+  // memory_bw (in zrun it took 0.7-1.1x that, not the hot rate: docs/performance-model.md).
   const double norm_s = 4 * bs * h * w / ew_bw;
-  const double norm_fwd_s = norm_s + rows_par(h, 16384), norm_bwd_s = 2 * norm_s + rows_par(h, 16384) + cols_par(h, 16384);
+  const double norm_fwd_s = hot_pass_s(4 * bs * h * w, 2 * bs * h * w) + rows_par(h, 16384);
+  const double norm_bwd_s = 2 * norm_s + rows_par(h, 16384) + cols_par(h, 16384);
   // Attention core, by one head's size: the measured kernel where profiled.
   const double att_flop = 2.0 * s * hdim * s;
   const double att_fwd_flop = 2.0 * static_cast<double>(k.micro_batch) * heads * att_flop;

@@ -26,7 +26,7 @@ Status ProbeOpOverhead(ProfileContext& ctx, HwProfile& hw) {
   cfg.n_layer = 4;
   cfg.n_embd = 32;
   cfg.n_head = 2;
-  ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(64u << 20, ctx.options().threads));
+  ZINF_ASSIGN_OR_RETURN(auto be, MakeCpuBackend(256u << 20, ctx.options().threads));
   ZINF_ASSIGN_OR_RETURN(auto gpt, Gpt::Create(cfg, be.get(), nullptr, 0));
   const int batch = 1;
   ZINF_RETURN_IF_ERROR(gpt->Prepare(batch));

@@ -204,6 +204,17 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
     EXPECT_LT(f, 50.0);
   }
   EXPECT_EQ(hw->provenance.at("nvme.adam_beside_lane").rfind("measured:", 0), 0u);
+  // Memory passes over cached data, by working set: 1 to 64 MiB, doubling, measured rates.
+  ASSERT_EQ(hw->hot_pass_curve.size(), 7u);
+  EXPECT_EQ(hw->hot_pass_curve.front().x, 1 << 20);
+  EXPECT_EQ(hw->hot_pass_curve.back().x, 64 << 20);
+  for (size_t i = 0; i < hw->hot_pass_curve.size(); ++i) {
+    EXPECT_GT(hw->hot_pass_curve[i].y, 1e8);
+    if (i) {
+      EXPECT_EQ(hw->hot_pass_curve[i].x, 2 * hw->hot_pass_curve[i - 1].x);
+    }
+  }
+  EXPECT_EQ(hw->provenance.at("device.hot_pass_curve").rfind("measured:", 0), 0u);
   // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);

@@ -6,6 +6,7 @@
 
 #include "planner/model/memory_model.h"
 #include "planner/model/op_graph.h"
+#include "planner/model/compute_speed.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
 #include "planner/sim/simulator.h"
@@ -314,6 +315,59 @@ TEST(TimeModel, CpuParallelKernelsPayTheirLaunch) {
   hw.kernel_launch_s = 0;
   const std::vector<Op> cuda0 = BuildForwardOps(m, hw, k, true);
   for (size_t i = 0; i < cuda.size(); ++i) EXPECT_EQ(cuda[i].fwd_s, cuda0[i].fwd_s);
+}
+
+TEST(TimeModel, PassesOverJustWrittenTensorsAtTheHotRate) {
+  // With device.hot_pass_curve, the memory passes over what the op before wrote (a norm's
+  // forward, a linear's bias/residual initialisation and its bias gradient) run at the curve's
+  // rate for their working set; a norm's backward (it reads the x saved a pass earlier) and
+  // the embedding stay at memory_bw.
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  hw.kernel_launch_s = 0;
+  const ModelSpec m = SmallVocabGpt();
+  PlanKnobs k = CpuKnobs(hw);
+  const std::vector<Op> base = BuildForwardOps(m, hw, k, true);
+  // Four times memory_bw for working sets to 1 MiB, memory_bw's rate from 64 MiB.
+  hw.hot_pass_curve = {{1 << 20, 4 * hw.memory_bw}, {64 << 20, hw.memory_bw}};
+  const std::vector<Op> hot = BuildForwardOps(m, hw, k, true);
+  ASSERT_EQ(base.size(), hot.size());
+  const double bs = static_cast<double>(k.micro_batch * k.seq_len), h = static_cast<double>(m.hidden);
+  const double tensor = bs * h * 4;  // fp32 activations of one token row each
+  ASSERT_LE(2 * tensor, 1 << 20);     // the norms' working set sits on the curve's first point
+  for (size_t i = 0; i < base.size(); ++i) {
+    const std::string& n = base[i].name;
+    SCOPED_TRACE(n);
+    if (n.find("ln") != std::string::npos && n != "head") {
+      // Four passes of the tensor forward, at a quarter of the time; the backward unchanged.
+      EXPECT_NEAR(base[i].fwd_s - hot[i].fwd_s, 4 * tensor / hw.memory_bw * 0.75, 1e-12);
+      EXPECT_EQ(hot[i].bwd_s, base[i].bwd_s);
+    } else if (n.find("attn.proj") != std::string::npos) {
+      // Output (hidden wide) written over the residual read: two tensors forward, one backward.
+      EXPECT_NEAR(base[i].fwd_s - hot[i].fwd_s, 2 * tensor / hw.memory_bw * 0.75, 1e-12);
+      EXPECT_NEAR(base[i].bwd_s - hot[i].bwd_s, tensor / hw.memory_bw * 0.75, 1e-12);
+    } else if (n == "embed" || n.find("attn.core") != std::string::npos || n.find("gelu") != std::string::npos) {
+      EXPECT_EQ(hot[i].fwd_s, base[i].fwd_s);
+      EXPECT_EQ(hot[i].bwd_s, base[i].bwd_s);
+    } else {
+      EXPECT_LT(hot[i].fwd_s, base[i].fwd_s);
+    }
+  }
+  // Beyond the last-level cache the curve's rate is memory_bw's: no change at all.
+  hw.hot_pass_curve = {{1e3, hw.memory_bw}, {2e3, hw.memory_bw}};
+  const std::vector<Op> flat = BuildForwardOps(m, hw, k, true);
+  for (size_t i = 0; i < base.size(); ++i) EXPECT_NEAR(flat[i].fwd_s, base[i].fwd_s, 1e-15) << base[i].name;
+  // The curve follows the memory speed (zplan simulate --memory-speed), and a CUDA profile
+  // measured over the CPU probes drops it.
+  hw.hot_pass_curve = {{1 << 20, 4e11}, {64 << 20, 1e11}};
+  EXPECT_DOUBLE_EQ(AtComputeSpeed(hw, 0.5, 0.8).HotPassBw(1 << 20), 3.2e11);
+  EXPECT_DOUBLE_EQ(AtComputeSpeed(hw, 0.5).HotPassBw(64 << 20), 5e10);
+  EXPECT_DOUBLE_EQ(hw.HotPassBw(8 << 20), 4e11 - 3e11 * 0.5);  // log-interpolated: 8 MiB halfway
+  hw.provenance["device.hot_pass_curve"] = "measured";
+  ClearCpuKernelFigures(hw);
+  EXPECT_TRUE(hw.hot_pass_curve.empty());
+  EXPECT_FALSE(hw.provenance.count("device.hot_pass_curve"));
+  EXPECT_EQ(hw.HotPassBw(1 << 20), hw.memory_bw);
 }
 
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
