@@ -9,7 +9,9 @@
 // LayerNorm is not probed: timed in a loop on hot buffers it ran at 3.4 G elements/s, in zrun
 // at 1.8, and right after a backward on the same buffers (whose lines both cores then hold) at
 // 0.8: its cost there is the cache-coherence state the previous ops left, which a kernel probe
-// does not reproduce; it stays a memory pass (docs/performance-model.md).
+// does not reproduce; it stays a memory pass: forward at the hot-pass rate below (in zrun on
+// 2026-12-07 it ran at 0.25-0.4x its time at memory_bw), backward at memory_bw
+// (docs/performance-model.md).
 #include <fmt/format.h>
 
 #include <algorithm>
