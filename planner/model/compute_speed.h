@@ -18,8 +18,7 @@ namespace zinf {
 // `memory_speed` (0: `speed`) scales instead what streams through memory: the memory passes'
 // bandwidth (memory_bw and hot_pass_curve) and, on the CPU backend, the copies, Adam, the
 // collectives between a node's ranks and the NVMe requests' per-byte CPU (zrun's memory
-// checks measure it apart from the GEMMs:
-// on a shared VM the two move independently).
+// checks measure it apart from the GEMMs: on a shared VM the two move independently).
 HwProfile AtComputeSpeed(HwProfile hw, double speed, double memory_speed = 0);
 
 // Scales the drive's read bandwidths (bandwidth.nvme_read, _node, nvme.lane_read_curve) by

@@ -108,7 +108,7 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double norm_params = (m.norm == "layernorm" ? 2.0 : 1.0) * h;
   // LayerNorm: forward over the residual stream just written (x in, y out); the backward
   // reads the x its forward saved a pass earlier besides the incoming gradient, and stays at
-  // memory_bw (in zrun it took 0.7-1.1x that, not the hot rate: docs/performance-model.md).
+  // memory_bw (in zrun it took 0.7-1.3x that, not the hot rate: docs/performance-model.md).
   const double norm_s = 4 * bs * h * w / ew_bw;
   const double norm_fwd_s = hot_pass_s(4 * bs * h * w, 2 * bs * h * w) + rows_par(h, 16384);
   const double norm_bwd_s = 2 * norm_s + rows_par(h, 16384) + cols_par(h, 16384);
