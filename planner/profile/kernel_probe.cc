@@ -139,9 +139,10 @@ Status ProbeKernelLaunch(ProfileContext& ctx, Backend& be, HwProfile& hw, int ru
 // The rate of a memory pass over tensors the caches hold (device.hot_pass_curve): a step's
 // elementwise kernels mostly touch what the op before them wrote. Backend::Add (out = a + b:
 // 12 bytes an element) over working sets from 1 MiB to 64 MiB, each run again and again over
-// the same three arrays (so hot where they fit), in shuffled order per round; y = bytes /
-// (median time - the launch ProbeKernelLaunch found). On a 2-core EPYC VM (32 MiB L3): ~145
-// GB/s to 8 MiB, 128 at 16, 53 at 32, 37 at 64 (memcpy beyond the caches: 30).
+// the same three arrays (so hot where they fit), in a rotated order each round; y = bytes /
+// (median time - the launch ProbeKernelLaunch found). On a 2-core EPYC VM (32 MiB L3): ~200
+// GB/s at 1 MiB, 160 at 2-8, 119 at 16, 46 at 32, 29 at 64 (memory_bw, memcpy beyond the
+// caches: 30).
 Status ProbeHotPass(ProfileContext& ctx, Backend& be, HwProfile& hw, int runs) {
   constexpr size_t kMiB = size_t{1} << 20;
   const std::vector<size_t> sets = {kMiB, 2 * kMiB, 4 * kMiB, 8 * kMiB, 16 * kMiB, 32 * kMiB, 64 * kMiB};

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/compute_speed.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/op_graph.h"
-#include "planner/model/compute_speed.h"
 #include "planner/model/time_model.h"
 #include "planner/search/evaluate.h"
 #include "planner/sim/simulator.h"
