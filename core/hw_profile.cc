@@ -85,6 +85,10 @@ double HwProfile::AttentionRate(double flop) const {
   return attention_curve.empty() ? 0.0 : Interpolate(attention_curve, flop, 0.0);
 }
 
+double HwProfile::SharedCoreSpeed(double working_set) const {
+  return std::min(1.0, Interpolate(shared_core_curve, working_set, 1.0));
+}
+
 double HwProfile::HotPassBw(double working_set) const {
   return hot_pass_curve.empty() ? memory_bw : Interpolate(hot_pass_curve, working_set, memory_bw);
 }
@@ -165,7 +169,7 @@ const std::vector<std::string>& HwProfileValueKeys() {
 }
 
 const std::vector<std::string>& HwProfileOptionalValueKeys() {
-  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve", "device.hot_pass_curve",
+  static const std::vector<std::string> keys = {"device.gemm_curve_bf16", "device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve", "device.hot_pass_curve", "device.shared_core_curve",
                                                 "node.cpu_sched_slice_s", "node.coupling_curve", "node.coupling_curve_host", "node.coupling_curve_nvme", "node.fetch_wake_curve_host", "node.fetch_wake_curve_nvme", "network.shm_allgather_curve", "network.shm_reduce_scatter_curve", "network.shm_allgather_cpu_beside_curve", "network.shm_reduce_scatter_cpu_beside_curve", "network.shm_allgather_cpu_curve", "network.shm_reduce_scatter_cpu_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                                                 "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s",
                                                 "nvme.cpu_per_request_s", "nvme.cpu_per_byte_s", "nvme.read_latency_s", "nvme.read_latency_busy_s", "nvme.lane_read_curve", "nvme.lane_write_curve"};
@@ -178,12 +182,13 @@ void ClearCpuKernelFigures(HwProfile& hw) {
   hw.attention_curve.clear();
   hw.attention_fwd_curve.clear();
   hw.hot_pass_curve.clear();
+  hw.shared_core_curve.clear();
   hw.op_overhead_s = 0;
   hw.kernel_launch_s = 0;
   hw.gelu_elems_per_s = hw.gelu_bwd_elems_per_s = 0;
   hw.cross_entropy_elems_per_s = hw.cross_entropy_bwd_elems_per_s = 0;
   for (const char* k : {"device.gemm_bwd_curve", "device.gemm_token_curves", "device.attention_curve", "device.attention_fwd_curve", "device.hot_pass_curve",
-                        "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
+                        "device.shared_core_curve", "device.op_overhead_s", "device.kernel_launch_s", "device.gelu_elems_per_s", "device.gelu_bwd_elems_per_s",
                         "device.cross_entropy_elems_per_s", "device.cross_entropy_bwd_elems_per_s"})
     hw.provenance.erase(k);
 }
@@ -230,6 +235,12 @@ Result<HwProfile> LoadHwProfile(const std::string& path) {
   hw.attention_curve = ReadCurve(d, "attention_curve");
   hw.attention_fwd_curve = ReadCurve(d, "attention_fwd_curve");
   hw.hot_pass_curve = ReadCurve(d, "hot_pass_curve");
+  hw.shared_core_curve = ReadCurve(d, "shared_core_curve");
+  for (const CurvePoint& p : hw.shared_core_curve)
+    if (p.y > 1.0) {
+      d.Fail("shared_core_curve", "y is a ratio to one thread alone: at most 1");
+      break;
+    }
   hw.op_overhead_s = d.Number("op_overhead_s", 0, 1.0, 0.0);
   hw.kernel_launch_s = d.Number("kernel_launch_s", 0, 1.0, 0.0);
   hw.gelu_elems_per_s = d.Number("gelu_elems_per_s", 0, 1e15, 0.0);
@@ -334,6 +345,7 @@ std::string HwProfileToYaml(const HwProfile& hw) {
   WriteCurve(y, "attention_curve", hw.attention_curve);
   WriteCurve(y, "attention_fwd_curve", hw.attention_fwd_curve);
   WriteCurve(y, "hot_pass_curve", hw.hot_pass_curve);
+  WriteCurve(y, "shared_core_curve", hw.shared_core_curve);
   if (hw.op_overhead_s > 0) y.Key("op_overhead_s", hw.op_overhead_s);
   if (hw.kernel_launch_s > 0) y.Key("kernel_launch_s", hw.kernel_launch_s);
   if (hw.gelu_elems_per_s > 0) y.Key("gelu_elems_per_s", hw.gelu_elems_per_s);

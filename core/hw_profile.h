@@ -88,6 +88,15 @@ struct HwProfile {
   // launch taken out). Falls to memory_bw's level beyond the last-level cache. Empty: every
   // memory pass at memory_bw.
   std::vector<CurvePoint> hot_pass_curve;
+  // Optional, CPU backend, a profile of one-thread devices (--threads 1): what a core's GEMMs
+  // do while two one-thread ranks take turns on it (two bound to every core, as zrun binds
+  // more ranks than cores), over one thread alone on it as the other probes timed them, by
+  // the GEMM's working set (x: bytes of its three matrices, y: the ratio, at most 1): the
+  // ranks' working sets together outgrow the caches one rank's fits in. The time model
+  // divides the GEMMs of a plan with more ranks than cores by it. Empty: 1 (not measured).
+  std::vector<CurvePoint> shared_core_curve;
+  // The curve at `working_set` bytes (1 without it).
+  double SharedCoreSpeed(double working_set) const;
   // Optional: seconds every op of a forward pass pays besides its arithmetic (the executor's
   // dispatch, thread start-up, provider calls); backward pays twice that. 0: not modelled.
   double op_overhead_s = 0;

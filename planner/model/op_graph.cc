@@ -73,6 +73,13 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   auto par = [&](double n, double min_work) { return n >= std::floor(min_work) ? launch : 0.0; };
   auto rows_par = [&](double cols, double min_elems) { return par(bs, min_elems / (cols + 1)); };  // over token rows
   auto cols_par = [&](double cols, double min_elems) { return par(cols, min_elems / (bs + 1) + 16); };  // over columns
+  // More ranks than cores take turns on them: a GEMM runs at the shared-core speed of its
+  // working set (its three matrices), the rate the probes timed one thread alone at times that.
+  const bool shared_cores = CpuOversubscribed(hw, k);
+  auto gemm_s = [&](double flop, double rate, double rows, double in, double out) {
+    const double t = flop / rate;
+    return shared_cores ? t / hw.SharedCoreSpeed(w * (rows * in + in * out + rows * out)) : t;
+  };
   const double pos = m.position == "learned" ? s * h : 0.0;
   const double embed_s = bs * h * w * 3 / ew_bw;
   ops.push_back({"embed", -1, V * h + pos, embed_s + rows_par(h, 16384), 2 * embed_s + cols_par(h, 16384), false});
@@ -89,8 +96,9 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
       op.name = !with_names ? std::string() : tiles > 1 ? fmt::format("h{}.{}.tile{}", layer, lname, t) : fmt::format("h{}.{}", layer, lname);
       op.layer = layer;
       op.params = (K * N + bias * N) / tiles;
-      op.fwd_s = flop / hw.GemmRate(flop, bs) + init_s;
-      op.bwd_s = 2.0 * flop / hw.GemmBwdRate(flop, bs) + bias * (hot_pass_s(out_bytes, out_bytes) + cols_par(N / tiles, 32768));
+      op.fwd_s = gemm_s(flop, hw.GemmRate(flop, bs), bs, K, N / tiles) + init_s;
+      op.bwd_s = gemm_s(2.0 * flop, hw.GemmBwdRate(flop, bs), bs, K, N / tiles) +
+                 bias * (hot_pass_s(out_bytes, out_bytes) + cols_par(N / tiles, 32768));
       op.in_block = true;
       ops.push_back(op);
     }
@@ -153,8 +161,9 @@ std::vector<Op> BuildForwardOps(const ModelSpec& m, const HwProfile& hw, const P
   const double ce_s = hw.cross_entropy_elems_per_s > 0 ? bs * V / hw.cross_entropy_elems_per_s : 4 * bs * V * 4 / ew_bw;
   const double ce_bwd_s =
       hw.cross_entropy_bwd_elems_per_s > 0 ? bs * V / hw.cross_entropy_bwd_elems_per_s : 2 * bs * V * 4 / ew_bw;
-  ops.push_back({"head", -1, V * h + norm_params, head_flop / hw.GemmRate(head_flop, bs) + norm_fwd_s + ce_s + rows_par(V, 16384),
-                 2.0 * head_flop / hw.GemmBwdRate(head_flop, bs) + norm_bwd_s + ce_bwd_s + rows_par(V, 16384), false});
+  ops.push_back({"head", -1, V * h + norm_params,
+                 gemm_s(head_flop, hw.GemmRate(head_flop, bs), bs, h, V) + norm_fwd_s + ce_s + rows_par(V, 16384),
+                 gemm_s(2.0 * head_flop, hw.GemmBwdRate(head_flop, bs), bs, h, V) + norm_bwd_s + ce_bwd_s + rows_par(V, 16384), false});
   // Measured per-op overhead of the executor (profile), for ops that are executor ops; a
   // backward op pays it twice (its gradient hand-off).
   if (hw.op_overhead_s > 0)

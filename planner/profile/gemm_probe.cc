@@ -322,6 +322,7 @@ Status ProbeGemm(ProfileContext& ctx, HwProfile& hw) {
     ctx.Progress("gemm", fmt::format("{} shape-rounds stalled (over {}x their shape's median round), left out", stalled, kStalledRound));
   ZINF_RETURN_IF_ERROR(ProbeGemmBf16(ctx, hw));
   ZINF_RETURN_IF_ERROR(ProbeAttention(ctx, hw));
+  ZINF_RETURN_IF_ERROR(ProbeSharedCore(ctx, hw));
   // The probe's last line (a log keeps each probe's first and last).
   ctx.Progress("gemm", fmt::format("a shape's slowest round {:.1f}% slower than its fastest (median over shapes){}",
                                    100.0 * (spread - 1.0), spread > 1.1 ? ": the machine's speed moved while it was measured" : ""));

@@ -13,7 +13,8 @@ namespace zinf {
 class Backend;
 
 Status ProbeHostMemory(ProfileContext& ctx, HwProfile& hw);   // memory_probe.cc
-Status ProbeGemm(ProfileContext& ctx, HwProfile& hw);         // gemm_probe.cc
+Status ProbeGemm(ProfileContext& ctx, HwProfile& hw);         // gemm_probe.cc (runs the next one too)
+Status ProbeSharedCore(ProfileContext& ctx, HwProfile& hw);   // shared_core_probe.cc
 Status ProbeDeviceCopy(ProfileContext& ctx, HwProfile& hw);   // copy_probe.cc
 Status ProbeNvme(ProfileContext& ctx, HwProfile& hw);         // nvme_probe.cc
 Status CheckNvmeDir(const std::string& dir);                  // exists, a directory, writable

@@ -306,6 +306,7 @@ TEST(HwProfile, CurvesRoundTrip) {
   hw.nvme_lane_read_beside_adam = 1.09;  // the lane and CPU Adam beside each other
   hw.nvme_lane_write_beside_adam = 1.21;
   hw.nvme_adam_beside_lane = 1.55;
+  hw.shared_core_curve = {{9.4e5, 0.98}, {1.5e7, 0.81}};  // two one-thread ranks taking turns on a core
   hw.shm_allgather_curve = {{262144, 2.4e9}, {4 << 20, 3.1e9}};  // collectives among rank processes,
   hw.shm_reduce_scatter_curve = {{262144, 1.6e9}, {4 << 20, 1.8e9}};
   hw.shm_allgather_cpu_beside_curve = {{262144, 1.3e-5}, {4 << 20, 2.7e-4}};  // and their CPU beside GEMMs
@@ -413,6 +414,12 @@ cpu: {adam_params_per_s: 1e9}
   EXPECT_TRUE(hw.provenance.empty());
   EXPECT_TRUE(hw.gemm_curve.empty());
   EXPECT_FALSE(hw.HasNvmeLaneCurves());
+  EXPECT_TRUE(hw.shared_core_curve.empty());  // not measured: shared cores as fast as one thread alone
+  EXPECT_EQ(hw.SharedCoreSpeed(1e7), 1.0);
+  hw.shared_core_curve = {{1e6, 0.9}, {1e8, 0.5}};
+  EXPECT_EQ(hw.SharedCoreSpeed(1e5), 0.9);  // held below the first point and beyond the last
+  EXPECT_EQ(hw.SharedCoreSpeed(1e9), 0.5);
+  EXPECT_NEAR(hw.SharedCoreSpeed(1e7), 0.7, 1e-12);  // log-interpolated
 }
 
 TEST(HwProfile, BadFilesNameFileAndKey) {
@@ -440,6 +447,7 @@ TEST(HwProfile, BadFilesNameFileAndKey) {
       {"intra_node: 150 GB/s", "intra_node: 150 GB/s\n  allgather_curve: [{x: 2, y: 1}, {x: 1, y: 1}]",
        "key 'network.allgather_curve': points must be sorted by strictly increasing x"},
       {"memory: 32GiB", "memory: 32GiB\n  gemm_curve: [{x: 1e9}]", "key 'device.gemm_curve[0].y': missing"},
+      {"memory: 32GiB", "memory: 32GiB\n  shared_core_curve: [{x: 1e6, y: 1.5}]", "key 'device.shared_core_curve': y is a ratio"},
       {"provenance:", "provenance: [a, b]\nold_provenance:", "key 'provenance': must be a mapping"},
       {"node.cpu_cores: ", "node.cpu_cores: [1, 2]\n  x: ", "key 'provenance.node.cpu_cores': must be a string"},
   };

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -301,6 +302,39 @@ TEST(Profile, OnlyReMeasuresTheNamedProbesIntoTheBase) {
   hw = ProfileThisMachine(o);
   ASSERT_FALSE(hw.ok());
   EXPECT_EQ(hw.status().code(), Code::kInvalidArgument);
+}
+
+// A profile of one-thread devices (--threads 1) also times a core shared by two one-thread
+// GEMM loops against one alone: a ratio above 0 and at most 1, with its method. A profile of
+// all cores as one device does not (zrun runs one rank a core or fewer with it).
+TEST(Profile, OneThreadProfileTimesSharedCores) {
+  HwProfile base;
+  base.name = "base-box";
+  base.backend = "cpu";
+  base.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
+  ProfileOptions o;
+  o.quick = true;
+  o.only = {"gemm"};
+  o.base = &base;
+  o.threads = 1;
+  Result<HwProfile> hw = ProfileThisMachine(o);
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  ASSERT_EQ(hw->shared_core_curve.size(), 3u);  // three working sets, increasing
+  for (size_t i = 0; i < hw->shared_core_curve.size(); ++i) {
+    EXPECT_GT(hw->shared_core_curve[i].y, 0.1);
+    EXPECT_LE(hw->shared_core_curve[i].y, 1.0);
+    if (i) {
+      EXPECT_GT(hw->shared_core_curve[i].x, hw->shared_core_curve[i - 1].x);
+    }
+  }
+  EXPECT_EQ(hw->shared_core_curve.front().x, 4.0 * (256 * 128 + 128 * 512 + 256 * 512));
+  EXPECT_EQ(hw->provenance.at("device.shared_core_curve").rfind("measured:", 0), 0u);
+  o.threads = 0;
+  base.gpus_per_node = 1;
+  hw = ProfileThisMachine(o);
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  EXPECT_TRUE(hw->shared_core_curve.empty());
+  EXPECT_EQ(hw->SharedCoreSpeed(1e6), 1.0);
 }
 
 // zplan plan --calibrate: the plan's linears timed now against the profile's rates for them.

@@ -370,6 +370,77 @@ TEST(TimeModel, PassesOverJustWrittenTensorsAtTheHotRate) {
   EXPECT_EQ(hw.HotPassBw(1 << 20), hw.memory_bw);
 }
 
+TEST(TimeModel, MoreRanksThanCoresRunGemmsAtTheSharedCoreSpeed) {
+  // A --threads 1 profile of a 2-core node timed each GEMM on one thread alone; with more
+  // ranks than cores (two taking turns on each) a GEMM runs at device.shared_core_curve's
+  // ratio for its working set, besides each rank's share of the cores. The other kernels,
+  // and plans of up to one rank a core, do not change.
+  HwProfile hw = Dgx2();
+  hw.backend = "cpu";
+  hw.cpu_cores = 2;
+  hw.gpus_per_node = 2;
+  hw.op_overhead_s = 0;
+  hw.kernel_launch_s = 0;
+  const ModelSpec m = SmallVocabGpt();
+  PlanKnobs k = CpuKnobs(hw);
+  const std::vector<int> ranks = {1, 2, 4};
+  std::vector<std::vector<Op>> alone;
+  for (int r : ranks) {
+    k.gpus_per_node = r;
+    alone.push_back(BuildForwardOps(m, hw, k, true));
+  }
+  // A flat 0.8: every GEMM takes 1/0.8 of its time alone; the rest of the op is unchanged.
+  hw.shared_core_curve = {{1e3, 0.8}, {1e10, 0.8}};
+  const double bs = static_cast<double>(k.micro_batch * k.seq_len), h = static_cast<double>(m.hidden);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    k.gpus_per_node = ranks[i];
+    const std::vector<Op> shared = BuildForwardOps(m, hw, k, true);
+    ASSERT_EQ(shared.size(), alone[i].size());
+    const double share = ranks[i] > 2 ? 0.5 : 1.0;
+    for (size_t j = 0; j < shared.size(); ++j) {
+      const std::string& n = shared[j].name;
+      SCOPED_TRACE(std::to_string(ranks[i]) + " ranks, " + n);
+      if (ranks[i] <= 2 || n.find("qkv") == std::string::npos) {
+        if (ranks[i] <= 2 || (n.find("proj") == std::string::npos && n.find("fc") == std::string::npos && n != "head")) {
+          EXPECT_EQ(shared[j].fwd_s, alone[i][j].fwd_s);
+          EXPECT_EQ(shared[j].bwd_s, alone[i][j].bwd_s);
+        } else {
+          EXPECT_GT(shared[j].fwd_s, alone[i][j].fwd_s);
+        }
+        continue;
+      }
+      // qkv (no bias in the GEMM): the forward GEMM's time alone grows by 1/0.8 - 1.
+      const double flop = 2.0 * bs * h * 3 * h;
+      EXPECT_NEAR(shared[j].fwd_s - alone[i][j].fwd_s, flop / hw.GemmRate(flop, bs) * 0.25 / share, 1e-12);
+      EXPECT_NEAR(shared[j].bwd_s - alone[i][j].bwd_s, 2 * flop / hw.GemmBwdRate(flop, bs) * 0.25 / share, 1e-12);
+    }
+  }
+  // The ratio is read at the GEMM's working set: a curve falling with size slows the larger
+  // GEMM (the MLP's 4h wide fc) more than the smaller (qkv, 3h wide).
+  k.gpus_per_node = 4;
+  hw.shared_core_curve = {{1e3, 1.0}, {1e9, 0.1}};
+  const std::vector<Op> falling = BuildForwardOps(m, hw, k, true);
+  auto slowdown = [&](const char* what) {
+    for (size_t j = 0; j < falling.size(); ++j)
+      if (falling[j].name == what) return falling[j].fwd_s / alone[2][j].fwd_s;
+    return 0.0;
+  };
+  EXPECT_GT(slowdown("h0.mlp.fc"), slowdown("h0.attn.qkv"));
+  EXPECT_GT(slowdown("h0.attn.qkv"), 1.0);
+  // A CUDA profile's devices are GPUs: no shared cores; ClearCpuKernelFigures drops the
+  // curve with the other kernel rates.
+  HwProfile gpu = Dgx2();
+  PlanKnobs g = CpuKnobs(gpu);
+  g.gpus_per_node = 16;
+  const std::vector<Op> gpu_ops = BuildForwardOps(m, gpu, g, true);
+  gpu.shared_core_curve = {{1e3, 0.5}, {1e9, 0.5}};
+  EXPECT_EQ(BuildForwardOps(m, gpu, g, true)[2].fwd_s, gpu_ops[2].fwd_s);
+  hw.provenance["device.shared_core_curve"] = "measured";
+  ClearCpuKernelFigures(hw);
+  EXPECT_EQ(hw.SharedCoreSpeed(1e6), 1.0);
+  EXPECT_FALSE(hw.provenance.count("device.shared_core_curve"));
+}
+
 TEST(TimeModel, AggregateBandwidthGrowsWithGpus) {
   // Bandwidth-centric partitioning: each GPU moves 1/dp, so the NVMe-bound time shrinks with dp.
   HwProfile hw = Dgx2();
