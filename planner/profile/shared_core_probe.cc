@@ -126,9 +126,9 @@ Status ProbeSharedCore(ProfileContext& ctx, HwProfile& hw) {
   hw.shared_core_curve = curve;
   hw.provenance["device.shared_core_curve"] = fmt::format(
       "measured: {}, Backend::Gemm forward (256 x 128 x 512, 256 x 512 x 2048, 1024 x 512 x 2048), one thread each, {} "
-      "threads on {} cores at once{} against one alone, {} alternating rounds of {} s each per shape; x = bytes of the "
+      "threads on {} cores at once{} against one alone, {} pairs of {} s runs per shape in alternating order; x = bytes of the "
       "GEMM's three matrices (fp32), y = the median ratio of a core's rate shared to the lone thread's (at most 1)",
-      ctx.Today(), threads, cores, bind ? " (thread i bound to core i % cores)" : "", 2 * rounds, seconds);
+      ctx.Today(), threads, cores, bind ? " (thread i bound to core i % cores)" : "", rounds, seconds);
   return Status::Ok();
 }
 
