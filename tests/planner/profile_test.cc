@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -130,23 +131,32 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
   EXPECT_EQ(hw->gemm_token_curves[1].fwd.size(), hw->gemm_token_curves[1].bwd.size());
   EXPECT_FALSE(hw->allgather_curve.empty());
   // The coupling of 2 x cores rank processes (--quick: two points), increasing x, positive y,
-  // for each fetch chain: the NVMe one too, as the nvme probe measured a read's latency.
-  EXPECT_GT(hw->nvme_read_latency_s, 0);
-  const std::pair<const char*, const std::vector<CurvePoint>*> curves[] = {
-      {"node.coupling_curve", &hw->coupling_curve},
-      {"node.coupling_curve_host", &hw->coupling_curve_host},
-      {"node.coupling_curve_nvme", &hw->coupling_curve_nvme},
+  // for each fetch chain. The NVMe chain waits nvme.read_latency_s, a 64 KiB read's wall time
+  // beyond its bytes at the read bandwidth. Where that came out at zero (it did once in the
+  // sanitizer build, on the page-cache "drive" of a temporary directory, whose small reads cost
+  // little beyond their bytes), the NVMe chains are not measured, and their provenance says so.
+  EXPECT_GE(hw->nvme_read_latency_s, 0);
+  const bool nvme_chain = hw->nvme_read_latency_s > 0;
+  const std::tuple<const char*, const std::vector<CurvePoint>*, bool> curves[] = {
+      {"node.coupling_curve", &hw->coupling_curve, true},
+      {"node.coupling_curve_host", &hw->coupling_curve_host, true},
+      {"node.coupling_curve_nvme", &hw->coupling_curve_nvme, nvme_chain},
       // And one rank's fetch hand-offs beside its GEMMs, per chain (--quick: two points).
-      {"node.fetch_wake_curve_host", &hw->fetch_wake_curve_host},
-      {"node.fetch_wake_curve_nvme", &hw->fetch_wake_curve_nvme}};
-  for (const auto& [key, curve] : curves) {
+      {"node.fetch_wake_curve_host", &hw->fetch_wake_curve_host, true},
+      {"node.fetch_wake_curve_nvme", &hw->fetch_wake_curve_nvme, nvme_chain}};
+  for (const auto& [key, curve, measured] : curves) {
     SCOPED_TRACE(key);
     const std::vector<CurvePoint>& c = *curve;
+    ASSERT_TRUE(hw->provenance.count(key));
+    if (!measured) {
+      EXPECT_TRUE(c.empty());
+      EXPECT_EQ(hw->provenance.at(key).rfind("not measured: no NVMe read latency", 0), 0u) << hw->provenance.at(key);
+      continue;
+    }
     ASSERT_EQ(c.size(), 2u);
     EXPECT_LT(c[0].x, c[1].x);
     EXPECT_GT(c[0].y, 0);
     EXPECT_LT(c[1].y, 0.1);
-    ASSERT_TRUE(hw->provenance.count(key));
     EXPECT_EQ(hw->provenance.at(key).rfind("measured:", 0), 0u) << hw->provenance.at(key);
   }
   // The collectives among the same ranks (--quick: 256 KiB and 4 MiB buffers).
