@@ -40,7 +40,7 @@ the error without the calibration; and each calibration with what that run's own
 read (calibrated / checked speed, the median of runs per configuration, summarised apart for
 one rank per device and for more ranks than cores: on the EPYC VM the 4-rank plans'
 calibrations read 1.10x their runs' checks on average over four matrices (12 medians), the
-one-rank plans' 1.01x (21), small-none-r4 the highest in three of them).
+one-rank plans' 1.01x (21), small-none-r4 the highest in the last two).
 --repeat N runs the matrix N times, in rounds (every configuration once per round, not N
 times back to back: the machine's speed moves between states that last seconds to minutes),
 and reports each configuration's median measured step and the median of its runs' errors
