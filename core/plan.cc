@@ -105,7 +105,7 @@ Result<Plan> LoadPlan(const std::string& path) {
   q.efficiency = pr.Number("efficiency", 0, 1.0, 0.0);
   q.bottleneck = pr.String("bottleneck", std::string(""));
   q.model = pr.String("model", std::string(""));
-  q.compute_speed = pr.Number("compute_speed", 0.01, 100.0, 1.0);
+  q.compute_speed = pr.Number("compute_speed", kMinSpeed, kMaxSpeed, 1.0);
   q.device_bytes = pr.Bytes("device_bytes", 0, kMaxBytes, 0.0);
   q.host_bytes = pr.Bytes("host_bytes", 0, kMaxBytes, 0.0);
   q.nvme_bytes = pr.Bytes("nvme_bytes", 0, kMaxBytes, 0.0);

@@ -61,6 +61,11 @@ struct MemoryItem {
   std::string formula;
 };
 
+// The range of a speed against the profile (prediction.compute_speed, zplan simulate's
+// --compute-speed and friends) that a plan accepts and zplan writes.
+inline constexpr double kMinSpeed = 1e-6;
+inline constexpr double kMaxSpeed = 1e6;
+
 struct Prediction {
   double step_time_s = 0;
   double tokens_per_s = 0;          // whole job
@@ -71,6 +76,8 @@ struct Prediction {
   // The cores' speed against the profile that the prediction assumed: 1 as profiled; below 1
   // slower. `zplan plan --calibrate` measures it (the plan's own GEMMs, timed at plan time) on
   // a CPU-backend profile; `zplan simulate` uses it unless told another.
+  // Within kSpeedRange: a sanitizer or debug build runs its GEMMs ~100x slower than the
+  // release build that took the profile, and the plan it writes must read back.
   double compute_speed = 1.0;
   std::map<std::string, double> busy_s;   // per resource busy time within a step
   std::map<std::string, double> phase_s;  // forward, backward, optimizer

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/file_util.h"
+#include "core/plan.h"
 #include "core/units.h"
 #include "planner/cli/commands.h"
 #include "planner/ds_config.h"
@@ -66,6 +67,10 @@ int RunPlan(const PlanArgs& a) {
     Result<Calibration> c = CalibrateComputeSpeed(MakePlan(in->model, in->hw, in->hw_path, r->top.front()), in->hw, a.calibrate_s);
     if (!c.ok()) return Fail(c.status().WithContext(in->hw_path));
     speed = c->speed();
+    if (!(speed >= kMinSpeed && speed <= kMaxSpeed))
+      return Fail(InvalidArgument(fmt::format(
+          "{}: the cores ran at {:.3g}x this profile's speed, outside {:g}..{:g}: profile this machine and build "
+          "(zplan profile) rather than calibrate against it", in->hw_path, speed, kMinSpeed, kMaxSpeed)));
     std::printf("zplan plan: compute at %.3fx the profile's speed (%d checks of %d thread(s), single checks %.3f..%.3f)\n",
                 speed, c->totals.checks, c->threads, c->totals.min, c->totals.max);
     // The memory's speed is shown, not applied: scaling the memory-bound work by the 64 MiB

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/plan.h"
 #include "core/units.h"
 #include "planner/catalog.h"
 #include "planner/model/compute_speed.h"
@@ -86,19 +87,19 @@ void RegisterSimulate(CLI::App& app, std::function<void(int)> set_rc) {
                   "vs_profile: the speed its checks measured during the run); scales the cores' work (on the CPU backend "
                   "also its copies and the collectives between its ranks), not the drive's or a GPU node's links' "
                   "figures (default: the plan's prediction.compute_speed, 1 unless planned with --calibrate)")
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(CLI::Range(kMinSpeed, kMaxSpeed));
   cmd->add_option("--memory-speed", args->memory_speed,
                   "simulate what streams through memory (the memory passes and, on the CPU backend, the copies, Adam and "
                   "the collectives between its ranks) at this many times the profiled speed instead of the compute's "
                   "(zrun's summary.yaml memory_speed.vs_profile: its memory checks between steps)")
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(CLI::Range(kMinSpeed, kMaxSpeed));
   cmd->add_option("--nvme-read-speed", args->nvme_read_speed,
                   "simulate with the drive reading this many times as fast as profiled (zrun's summary.yaml drive_speed."
                   "read: its checks between steps); scales the NVMe read bandwidths, not the latency")
-      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+      ->check(CLI::Range(kMinSpeed, kMaxSpeed))->capture_default_str();
   cmd->add_option("--nvme-write-speed", args->nvme_write_speed,
                   "as --nvme-read-speed, for writes (summary.yaml drive_speed.write)")
-      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+      ->check(CLI::Range(kMinSpeed, kMaxSpeed))->capture_default_str();
   cmd->callback([args, set_rc] { set_rc(RunSimulate(*args)); });
 }
 

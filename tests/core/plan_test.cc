@@ -140,6 +140,20 @@ TEST(Plan, RoundTripsEveryField) {
   EXPECT_EQ(dir.List(), std::vector<std::string>{"plan.yaml"});
 }
 
+// A sanitizer build calibrates at ~0.01x a release build's profile (CI, stop 40: 0.0094);
+// every speed zplan may write must read back, at both ends of the range.
+TEST(Plan, ExtremeComputeSpeedsRoundTrip) {
+  for (double speed : {kMinSpeed, 0.0094, kMaxSpeed}) {
+    ScratchDir dir;
+    Plan a = FullPlan();
+    a.prediction.compute_speed = speed;
+    ASSERT_TRUE(SavePlan(a, dir.File("plan.yaml")).ok());
+    Result<Plan> b = LoadPlan(dir.File("plan.yaml"));
+    ASSERT_TRUE(b.ok()) << speed << ": " << b.status().ToString();
+    EXPECT_EQ(b->prediction.compute_speed, speed);
+  }
+}
+
 TEST(Plan, DefaultPlanRoundTrips) {
   Plan a;
   Result<ModelSpec> m = LoadModelSpec(testing::SourceDir() + "/models/tiny.yaml");
@@ -270,6 +284,8 @@ TEST_F(BadPlan, OtherBadValues) {
   Expect({"nvme_depth: 5", "nvme_depth: 100", "key 'prefetch.nvme_depth'"});
   Expect({"efficiency: 0.8125", "efficiency: 1.5", "key 'prediction.efficiency'"});
   Expect({"compute_speed: 0.8437", "compute_speed: 0", "key 'prediction.compute_speed'"});
+  Expect({"compute_speed: 0.8437", "compute_speed: 1e-7", "key 'prediction.compute_speed'"});
+  Expect({"compute_speed: 0.8437", "compute_speed: 2e6", "key 'prediction.compute_speed'"});
   Expect({"hidden: 8192", "hidden: 8190", "key 'model.hidden': 8190 is not divisible by n_head 64"});
   Expect({"budgets:\n  device: ", "budgets:\n  device: 12 parsecs\n  old: ", "key 'budgets.device': '12 parsecs'"});
   Expect({"  compute: 10.5\n", "  compute: [1]\n", "key 'prediction.busy_s.compute': must be a number"});

@@ -180,5 +180,31 @@ else
   echo "FAIL plan-calibrate: exit $cal_rc: $cal_out / $sim_out"; fails=$((fails + 1))
 fi
 
+# ---- zplan plan --calibrate far from the profile: a sanitizer build calibrates at ~0.01x a
+# release build's profile (CI, stop 40: 0.0094), here a profile with GEMMs 300x as fast as this
+# machine's stands in for that. The plan zplan writes must read back; a speed no plan may hold
+# is refused before anything is written, naming the profile.
+fast_hw() {  # the profile with its measured GEMM rates (gemm_curve) times $1
+  awk -v f="$1" '/^  [a-z_]+:/ { g = ($1 == "gemm_curve:") }
+    g && $1 == "y:" { printf "      y: %.17g\n", $2 * f; next }
+    { print }' "$HW"
+}
+fast_hw 300 > "$WORK/hw-fast.yaml"
+fast_hw 1e12 > "$WORK/hw-absurd.yaml"
+fcal_out=$("$ZPLAN" plan --model tiny --hw "$WORK/hw-fast.yaml" --calibrate 0.2 --out "$WORK/cal-fast" 2>&1) && \
+  fsim_out=$("$ZPLAN" simulate "$WORK/cal-fast/plan.yaml" --trace "$WORK/cal-fast/sim.json" 2>&1); fcal_rc=$?
+fspeed=$(sed -n 's/^  compute_speed: //p' "$WORK/cal-fast/plan.yaml" 2>/dev/null)
+if [ "$fcal_rc" -eq 0 ] && awk -v s="$fspeed" 'BEGIN { exit !(s > 0 && s < 0.05) }' \
+   && grep -qF "(the plan's calibration)" <<<"$fsim_out"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL plan-calibrate-slow: exit $fcal_rc, compute_speed '$fspeed': $fcal_out / ${fsim_out:-}"; fails=$((fails + 1))
+fi
+expect plan-calibrate-absurd 2 "$WORK/hw-absurd.yaml" "outside" "zplan profile" -- \
+  "$ZPLAN" plan --model tiny --hw "$WORK/hw-absurd.yaml" --calibrate 0.2 --out "$WORK/cal-absurd"
+if [ -e "$WORK/cal-absurd/plan.yaml" ]; then
+  echo "FAIL plan-calibrate-absurd: wrote $WORK/cal-absurd/plan.yaml"; fails=$((fails + 1))
+fi
+
 echo "bad_input e2e: $passes passed, $fails failed, $skips skipped"
 [ "$fails" -eq 0 ]
