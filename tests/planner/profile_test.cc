@@ -226,10 +226,12 @@ TEST(Profile, QuickProfileRoundTripsWithProvenance) {
     }
   }
   EXPECT_EQ(hw->provenance.at("device.hot_pass_curve").rfind("measured:", 0), 0u);
-  // A parallel kernel's launch: measured (0 with one thread: no team), well under a millisecond.
+  // A parallel kernel's launch: measured (0 with one thread: no team); tens of microseconds on
+  // an idle machine, but on a busy one the team waits for its threads' turns on the cores
+  // (7.97 ms beside a sanitizer build on 2 cores): under a tenth of a second, never seconds.
   EXPECT_TRUE(hw->provenance.count("device.kernel_launch_s"));
   EXPECT_GE(hw->kernel_launch_s, 0.0);
-  EXPECT_LT(hw->kernel_launch_s, 1e-3);
+  EXPECT_LT(hw->kernel_launch_s, 0.1);
   for (const std::string& k : HwProfileOptionalValueKeys())
     if (k.find("elems_per_s") != std::string::npos) {
       EXPECT_TRUE(hw->provenance.count(k)) << "no provenance for " << k;
