@@ -76,7 +76,7 @@ struct Prediction {
   // The cores' speed against the profile that the prediction assumed: 1 as profiled; below 1
   // slower. `zplan plan --calibrate` measures it (the plan's own GEMMs, timed at plan time) on
   // a CPU-backend profile; `zplan simulate` uses it unless told another.
-  // Within kSpeedRange: a sanitizer or debug build runs its GEMMs ~100x slower than the
+  // Within kMinSpeed..kMaxSpeed: a sanitizer or debug build runs its GEMMs ~100x slower than the
   // release build that took the profile, and the plan it writes must read back.
   double compute_speed = 1.0;
   std::map<std::string, double> busy_s;   // per resource busy time within a step
